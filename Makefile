@@ -1,0 +1,153 @@
+# skillbox - one GNU Makefile. Local overrides go in config.mak (not committed).
+#
+#   make [ARCH=x86_64|aarch64|armv7|mipsel|riscv64] [BOARD=name] [V=1]
+#   make test        unit + end-to-end tests, native
+#   make test-cross  the same suites for every other arch under qemu-user
+#   make size        stripped size per arch and what each library adds
+#   make fuzz        short bounded fuzzing of the parsers (clang libFuzzer)
+#   make check       banned calls and cppcheck
+
+ARCH		?= x86_64
+BOARD		?= $(ARCH)
+SKILLBOX_TOOLS	?= /opt/skillbox
+CROSS_ARCHES	= aarch64 armv7 mipsel riscv64
+ALL_ARCHES	= x86_64 $(CROSS_ARCHES)
+VERSION		= 0.1.0
+MUSL_VERSION	?= 1.2.3
+# The build date is the last commit's, so rebuilds are reproducible.
+BUILD_DATE	:= $(shell git log -1 --format=%cd --date=format:%Y-%m-%d 2>/dev/null || date -u +%Y-%m-%d)
+pin_version	= $(shell sed -n 's/^version=\([^-+]*\).*/\1/p' vendor/$(1)/pin)
+
+include board/$(BOARD)/board.mak
+-include config.mak
+
+ifeq ($(origin CC),default)
+CC		= $(MUSL_CC)
+endif
+ifeq ($(origin AR),default)
+AR		= $(CROSS_COMPILE)ar
+endif
+STRIP		?= $(CROSS_COMPILE)strip
+READELF		?= $(CROSS_COMPILE)readelf
+
+B		= build/$(BOARD)
+VS		= build/vendor
+BIN		= $(B)/skillbox
+
+OPT		?= -Os
+BASEFLAGS	= -std=c11 -D_GNU_SOURCE $(OPT) -ffunction-sections -fdata-sections \
+		  -fno-asynchronous-unwind-tables -fno-unwind-tables $(CPUFLAGS)
+CWARN		= -Wall -Wextra -Wundef -Wshadow -Wstrict-prototypes -Wno-unused-parameter
+ifeq ($(CI),true)
+CWARN		+= -Werror
+endif
+CFLAGS		?=
+CPPFLAGS	+= -DSKILLBOX_VERSION='"$(VERSION)"' -DSKILLBOX_ARCH='"$(ARCH)"' \
+		   -DSKILLBOX_BOARD='"$(BOARD)"' -I$(B)/gen -Isrc
+LDFLAGS		+= -static -Wl,--gc-sections -Wl,-z,norelro -Wl,-z,noseparate-code \
+		   -Wl,--build-id=none
+LDLIBS		= $(B)/vendor/libfyaml.a $(B)/vendor/libbearssl.a -lm
+
+ifeq ($(V),1)
+Q =
+else
+Q = @
+endif
+
+SRCS		:= $(wildcard src/*.c)
+OBJS		:= $(SRCS:src/%.c=$(B)/obj/%.o)
+LIBOBJS		:= $(filter-out $(B)/obj/main.o,$(OBJS))
+CMDS		:= $(wildcard src/cmd_*.c)
+UNIT_SRCS	:= $(wildcard tests/unit/*.c)
+UNIT_OBJS	:= $(UNIT_SRCS:tests/unit/%.c=$(B)/unit/%.o)
+SETUP_OK	= build/.setup-ok
+VENDOR_OK	= $(VS)/bearssl/.skillbox-ok $(VS)/libfyaml/.skillbox-ok $(VS)/jsmn/.skillbox-ok
+
+# The vendored headers are visible only to the module that wraps them.
+$(B)/obj/json.o: CPPFLAGS += -DJSMN_STATIC -I$(VS)/jsmn
+$(B)/obj/fm.o $(B)/obj/cmd_version.o: CPPFLAGS += -I$(VS)/libfyaml/include
+$(B)/obj/tls.o $(B)/obj/cmd_version.o: CPPFLAGS += -I$(VS)/bearssl/inc
+$(B)/obj/cmd_version.o: CPPFLAGS += -DSKILLBOX_BUILD_DATE='"$(BUILD_DATE)"' \
+	-DMUSL_VERSION='"$(MUSL_VERSION)"' -DJSMN_VERSION='"$(call pin_version,jsmn)"' \
+	-DBEARSSL_VERSION='"$(call pin_version,bearssl)"'
+
+.PHONY: all test test-unit test-e2e test-busybox test-cross size size-check \
+	fuzz check clean distclean setup vendor
+
+all: $(BIN)
+
+# tools/setup installs toolchains and emulators; run it only when a check
+# says something is missing, so a set-up machine does no apt work.
+$(SETUP_OK): tools/setup
+	$(Q)tools/setup --check 2>/dev/null || tools/setup
+	$(Q)mkdir -p build && touch $@
+setup:
+	tools/setup
+
+$(VS)/%/.skillbox-ok: vendor/%/pin | $(SETUP_OK)
+	$(Q)tools/vendor-fetch vendor/$* $(VS)
+vendor: $(VENDOR_OK)
+
+$(B)/vendor/libbearssl.a $(B)/vendor/libfyaml.a: $(VENDOR_OK) tools/vendor.mk vendor/libfyaml/config.h
+	$(Q)$(MAKE) --no-print-directory -f tools/vendor.mk OUT=$(B)/vendor VS=$(VS) \
+	    CC="$(CC)" AR="$(AR)" CFLAGS="$(BASEFLAGS) $(CFLAGS)" Q=$(Q) $@
+
+$(B)/gen/help.h: $(CMDS) tools/mkhelp.sh
+	@mkdir -p $(@D)
+	$(Q)sh tools/mkhelp.sh $(CMDS) >$@.tmp && mv $@.tmp $@
+
+$(B)/obj/%.o: src/%.c | $(VENDOR_OK) $(B)/gen/help.h
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CPPFLAGS) $(BASEFLAGS) $(CWARN) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BIN): $(OBJS) $(B)/vendor/libbearssl.a $(B)/vendor/libfyaml.a
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(BASEFLAGS) $(CFLAGS) $(LDFLAGS) -Wl,-Map,$@.map -o $@.full $(OBJS) $(LDLIBS)
+	$(Q)$(STRIP) -s -R .comment -o $@ $@.full
+
+# Unit tests: one static binary with every module but main.c.
+$(B)/unit/%.o: tests/unit/%.c | $(VENDOR_OK) $(B)/gen/help.h
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CPPFLAGS) -Itests/unit $(BASEFLAGS) $(CWARN) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(B)/unit/suites.h: $(UNIT_SRCS) tools/mkunits.sh
+	@mkdir -p $(@D)
+	$(Q)sh tools/mkunits.sh $(UNIT_SRCS) >$@.tmp && mv $@.tmp $@
+$(B)/unit/unit.o: $(B)/unit/suites.h
+$(B)/unit/unit.o: CPPFLAGS += -I$(B)/unit
+
+$(B)/unit-tests: $(UNIT_OBJS) $(LIBOBJS) $(B)/vendor/libbearssl.a $(B)/vendor/libfyaml.a
+	$(Q)$(CC) $(BASEFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(UNIT_OBJS) $(LIBOBJS) $(LDLIBS)
+
+test: $(BIN) $(B)/unit-tests
+	$(Q)BIN=$(BIN) UNIT=$(B)/unit-tests RUNNER="$(RUNNER)" ARCH=$(ARCH) \
+	    READELF=$(READELF) sh tests/run $(TESTS)
+
+test-cross:
+	$(Q)fail=0; for a in $(CROSS_ARCHES); do \
+	    echo "== $$a"; $(MAKE) --no-print-directory ARCH=$$a test || fail=1; \
+	done; exit $$fail
+
+size: $(foreach a,$(ALL_ARCHES),size-$(a))
+	$(Q)sh tools/sizes.sh $(ALL_ARCHES)
+size-%:
+	$(Q)$(MAKE) --no-print-directory ARCH=$* all
+size-check: size
+	$(Q)sh tools/sizes.sh --check $(ALL_ARCHES)
+
+fuzz:
+	$(Q)$(MAKE) --no-print-directory -f tools/fuzz.mk FUZZ_TIME=$(or $(FUZZ_TIME),20)
+
+check:
+	$(Q)sh tools/checksrc src/*.c src/*.h
+	$(Q)cppcheck -q --error-exitcode=1 --enable=warning,portability \
+	    --inline-suppr -D__GNUC__ -Isrc src/*.c
+
+clean:
+	rm -rf build/$(BOARD)
+distclean:
+	rm -rf build
+
+-include $(OBJS:.o=.d) $(UNIT_OBJS:.o=.d)

@@ -1,0 +1,8 @@
+# ARMv7-A, hard-float VFP, Thumb-2 (Debian armhf ABI; Raspberry Pi 2/3 in
+# 32-bit mode, Cortex-A7/A9/A53 boards).
+ARCH		= armv7
+MUSL_CC		= arm-linux-musleabihf-gcc
+CROSS_COMPILE	= arm-linux-gnueabihf-
+CPUFLAGS	= -march=armv7-a -mthumb -mfpu=vfpv3-d16 -mfloat-abi=hard
+RUNNER		= qemu-arm-static
+SIZE_BUDGET	= 327680

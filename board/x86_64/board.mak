@@ -1,0 +1,7 @@
+# x86_64 PC, VM or appliance: the host build.
+ARCH		= x86_64
+MUSL_CC		= musl-gcc
+CROSS_COMPILE	=
+CPUFLAGS	=
+RUNNER		=
+SIZE_BUDGET	= 458752

@@ -1,0 +1,389 @@
+/* cmd_skills.c - list, show and validate skills
+ * usage: skillbox skills list [--json] [-d DIR]... [DIR...]
+ *        skillbox skills show [--json] [-d DIR]... NAME
+ *        skillbox skills validate DIR...
+ *
+ * list      the skills found in the folders, one a line: name, folder,
+ *           description. Later folders override earlier ones.
+ * show      one skill: its front-matter, instructions and the files it
+ *           carries (listed, not read).
+ * validate  check every skill in or below each DIR against the Agent
+ *           Skills rules; prints FILE:LINE: RULE: message per problem and
+ *           exits 1 if there is any.
+ *
+ * -d DIR    a skills folder (repeatable). Without -d or DIR: $SKILLBOX_SKILLS
+ *           (folders separated by ':'), else /usr/share/skillbox/skills,
+ *           /etc/skillbox/skills, ~/.agents/skills and ./.agents/skills.
+ * --json    machine-readable output
+ * -q        no warnings about skills that load with problems
+ *
+ * Exit status: 0 ok, 1 a skill is invalid or not found, 2 usage, 3 memory
+ * budget exhausted. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "json.h"
+#include "log.h"
+#include "skill.h"
+#include "str.h"
+
+struct opts {
+	const char	*roots[SKILL_MAX_ROOTS];
+	unsigned	 nroots;
+	int		 json, quiet;
+};
+
+static void
+diag(void *ctx, enum skill_sev sev, const char *file, unsigned line,
+    const char *rule, const char *msg)
+{
+	const struct opts *o = ctx;
+	char where[32] = "";
+
+	if (line != 0)
+		snprintf(where, sizeof(where), ":%u", line);
+	if (sev == SKILL_WARN && o != NULL && o->quiet)
+		return;
+	if (sev == SKILL_FATAL)
+		log_warn("%s%s: %s: %s (skipped)", file, where, rule, msg);
+	else
+		log_warn("%s%s: %s: %s", file, where, rule, msg);
+}
+
+/* Diagnostics of `validate` go to stdout: they are its output. */
+static void
+vdiag(void *ctx, enum skill_sev sev, const char *file, unsigned line,
+    const char *rule, const char *msg)
+{
+	if (line != 0)
+		printf("%s%s:%u: %s: %s\n", sev == SKILL_WARN ? "warning: " :
+		    "", file, line, rule, msg);
+	else
+		printf("%s%s: %s: %s\n", sev == SKILL_WARN ? "warning: " : "",
+		    file, rule, msg);
+}
+
+static int
+add_root(struct opts *o, const char *dir)
+{
+	if (o->nroots == SKILL_MAX_ROOTS)
+		return cmd_usage("skills", "at most %d skills folders",
+		    SKILL_MAX_ROOTS);
+	o->roots[o->nroots++] = dir;
+	return 0;
+}
+
+static int
+default_roots(struct opts *o)
+{
+	const char *env = getenv("SKILLBOX_SKILLS"), *home = getenv("HOME");
+	char *s, *p;
+
+	if (env != NULL && *env != '\0') {
+		if ((s = arena_strdup(&app.perm, env)) == NULL)
+			return cmd_nomem("reading $SKILLBOX_SKILLS");
+		for (p = strtok_r(s, ":", &s); p != NULL; p = strtok_r(NULL,
+		    ":", &s))
+			if (add_root(o, p) != 0)
+				return EXIT_USAGE;
+		return 0;
+	}
+	add_root(o, "/usr/share/skillbox/skills");
+	add_root(o, "/etc/skillbox/skills");
+	if (home != NULL && *home != '\0' &&
+	    (p = arena_printf(&app.perm, "%s/.agents/skills", home)) != NULL)
+		add_root(o, p);
+	add_root(o, ".agents/skills");
+	return 0;
+}
+
+/* Options shared by the sub-commands; returns the index of the first
+ * operand, or a negative exit status. */
+static int
+parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "dir", required_argument, NULL, 'd' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->quiet = app.quiet;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "d:qh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'j': o->json = 1; break;
+		case 'q': o->quiet = 1; break;
+		case 'd':
+			if (add_root(o, optarg) != 0)
+				return -EXIT_USAGE;
+			break;
+		case 'h': return -(cmd_help("skills") + 100);
+		default: return -cmd_usage("skills", "bad option");
+		}
+	}
+	return optind;
+}
+
+/* Whitespace runs to single spaces, for one-line display. */
+static void
+put_oneline(const char *s)
+{
+	int sp = 0;
+
+	for (; *s != '\0'; s++) {
+		if (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r') {
+			sp = 1;
+			continue;
+		}
+		if (sp)
+			putchar(' ');
+		sp = 0;
+		putchar(*s);
+	}
+}
+
+static int
+load(struct opts *o, struct skill_reg *r)
+{
+	int e;
+
+	if (o->nroots == 0 && (e = default_roots(o)) != 0)
+		return e;
+	skill_reg_init(r, o->roots, o->nroots, diag, o);
+	if ((e = skill_reg_scan(r)) == -E_NOMEM)
+		return cmd_nomem("loading the skills");
+	if (e != 0) {
+		log_err("skills: %s", err_str(e));
+		return EXIT_FAIL;
+	}
+	return 0;
+}
+
+static void
+json_skill(struct json_writer *w, const struct skill_reg *r,
+    const struct skill *sk)
+{
+	json_begin_obj(w);
+	json_key(w, "name");
+	json_put_str(w, sk->name);
+	json_key(w, "description");
+	json_put_str(w, sk->description);
+	json_key(w, "path");
+	json_put_str(w, sk->dir);
+	json_key(w, "source");
+	json_put_str(w, r->roots[sk->root]);
+	json_key(w, "kind");
+	json_put_str(w, sk->flags & SKILL_OSKILL ? "orchestration" : "skill");
+	if (sk->allowed_tools != NULL) {
+		json_key(w, "allowed_tools");
+		json_put_str(w, sk->allowed_tools);
+	}
+	if (sk->triggers != NULL) {
+		json_key(w, "triggers");
+		json_put_str(w, sk->triggers);
+	}
+	if (sk->default_action != NULL) {
+		json_key(w, "default_action");
+		json_put_str(w, sk->default_action);
+	}
+	json_end_obj(w);
+}
+
+/* Write and drop what the builder holds, so long lists stream. */
+static int
+flush_sb(struct sbuf *sb)
+{
+	if (sb->err)
+		return sb->err;
+	if (cmd_write(1, sb->p, sb->len) != 0)
+		return -E_IO;
+	sbuf_truncate(sb, 0);
+	return 0;
+}
+
+static int
+do_list(struct opts *o, int argc, char **argv)
+{
+	struct skill_reg r;
+	struct json_writer w;
+	struct sbuf sb;
+	unsigned i;
+	int e;
+
+	for (; argc > 0; argc--, argv++)
+		if ((e = add_root(o, argv[0])) != 0)
+			return e;
+	if ((e = load(o, &r)) != 0)
+		return e;
+	if (!o->json) {
+		for (i = 0; i < r.n; i++) {
+			printf("%-24s %s\n    ", r.v[i]->name, r.v[i]->dir);
+			put_oneline(r.v[i]->description);
+			putchar('\n');
+		}
+		return EXIT_OK;
+	}
+	sbuf_init(&sb, &app.perm, 0);
+	json_writer_init(&w, &sb);
+	json_begin_arr(&w);
+	for (i = 0; i < r.n; i++) {
+		json_skill(&w, &r, r.v[i]);
+		if (sb.len > 4096 && (e = flush_sb(&sb)) != 0)
+			break;
+	}
+	json_end_arr(&w);
+	sbuf_addc(&sb, '\n');
+	e = flush_sb(&sb);
+	if (e == -E_NOMEM)
+		return cmd_nomem("writing the skill list");
+	return e == 0 ? EXIT_OK : EXIT_FAIL;
+}
+
+static int
+do_show(struct opts *o, int argc, char **argv)
+{
+	struct skill_reg r;
+	struct skill *sk;
+	struct skill_res *res;
+	unsigned i, n, bl;
+	char *fm, *body;
+	int e, more;
+
+	if (argc != 1)
+		return cmd_usage("skills", "show takes one skill name");
+	if ((e = load(o, &r)) != 0)
+		return e;
+	if ((sk = skill_find(&r, argv[0])) == NULL) {
+		log_err("skills: no skill named '%s'", argv[0]);
+		return EXIT_FAIL;
+	}
+	if ((e = skill_load(sk, &app.perm, &fm, &body, &bl)) != 0 ||
+	    (e = skill_resources(sk, &app.perm, &res, &n, &more)) != 0) {
+		if (e == -E_NOMEM)
+			return cmd_nomem("reading the skill");
+		log_err("skills: %s: %s", sk->dir, err_str(e));
+		return EXIT_FAIL;
+	}
+	if (o->json) {
+		struct json_writer w;
+		struct sbuf sb;
+
+		sbuf_init(&sb, &app.perm, 0);
+		json_writer_init(&w, &sb);
+		json_begin_obj(&w);
+		json_key(&w, "skill");
+		json_skill(&w, &r, sk);
+		json_key(&w, "frontmatter");
+		if (fm != NULL)
+			json_put_str(&w, fm);
+		else
+			json_put_null(&w);
+		json_key(&w, "body");
+		json_put_str(&w, body);
+		json_key(&w, "resources");
+		json_begin_arr(&w);
+		for (i = 0; i < n; i++) {
+			json_begin_obj(&w);
+			json_key(&w, "path");
+			json_put_str(&w, res[i].path);
+			json_key(&w, "type");
+			json_put_str(&w, res[i].outside ? "outside" :
+			    res[i].dir ? "dir" : "file");
+			if (!res[i].dir && !res[i].outside) {
+				json_key(&w, "size");
+				json_put_int(&w, (long long)res[i].size);
+			}
+			json_end_obj(&w);
+		}
+		json_end_arr(&w);
+		json_key(&w, "resources_truncated");
+		json_put_bool(&w, more);
+		json_end_obj(&w);
+		sbuf_addc(&sb, '\n');
+		if (sb.err)
+			return cmd_nomem("writing the skill");
+		return cmd_write(1, sb.p, sb.len) == 0 ? EXIT_OK : EXIT_FAIL;
+	}
+	printf("name: %s\nkind: %s\npath: %s\nfile: %s\n", sk->name,
+	    sk->flags & SKILL_OSKILL ? "orchestration" : "skill", sk->dir,
+	    skill_file(sk, &app.perm));
+	if (fm != NULL)
+		printf("\n--- front-matter\n%s", fm);
+	printf("\n--- instructions (line %u)\n%s", bl, body);
+	if (*body != '\0' && body[strlen(body) - 1] != '\n')
+		putchar('\n');
+	printf("\n--- resources (%u%s)\n", n, more ? ", list cut" : "");
+	for (i = 0; i < n; i++) {
+		if (res[i].outside)
+			printf("%s  (link out of the skill: not usable)\n",
+			    res[i].path);
+		else if (res[i].dir)
+			printf("%s/\n", res[i].path);
+		else
+			printf("%s  %lld bytes\n", res[i].path,
+			    (long long)res[i].size);
+	}
+	return EXIT_OK;
+}
+
+static int
+do_validate(int argc, char **argv)
+{
+	unsigned bad = 0;
+	int e, i;
+
+	if (argc < 1)
+		return cmd_usage("skills", "validate needs a folder");
+	for (i = 0; i < argc; i++) {
+		struct arena_mark m = arena_mark(&app.perm);
+
+		e = skill_validate_dir(&app.perm, argv[i], vdiag, NULL);
+		arena_reset_to(&app.perm, m);
+		if (e == -E_NOMEM)
+			return cmd_nomem("validating the skills");
+		if (e < 0) {
+			log_err("skills: %s: %s", argv[i], err_str(e));
+			return EXIT_FAIL;
+		}
+		bad += (unsigned)e;
+	}
+	if (bad > 0) {
+		printf("%u problem%s found\n", bad, bad == 1 ? "" : "s");
+		return EXIT_FAIL;
+	}
+	printf("ok\n");
+	return EXIT_OK;
+}
+
+int
+cmd_skills(int argc, char **argv)
+{
+	struct opts o;
+	const char *sub;
+	int i;
+
+	if (argc < 2)
+		return cmd_usage("skills", "missing sub-command");
+	sub = argv[1];
+	if ((i = parse_opts(argc - 1, argv + 1, &o)) < 0)
+		return i <= -100 ? -i - 100 : -i;
+	argc -= i + 1;
+	argv += i + 1;
+	if (strcmp(sub, "list") == 0)
+		return do_list(&o, argc, argv);
+	if (strcmp(sub, "show") == 0)
+		return do_show(&o, argc, argv);
+	if (strcmp(sub, "validate") == 0)
+		return do_validate(argc, argv);
+	if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0)
+		return cmd_help("skills");
+	return cmd_usage("skills", "unknown sub-command '%s'", sub);
+}

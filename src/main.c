@@ -1,0 +1,192 @@
+/* main.c - the multi-call entry: `skillbox [OPTIONS] APPLET [ARGS]`, or an
+ * applet called through a link of its own name. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "help.h"
+#include "log.h"
+
+struct app app;
+
+struct applet {
+	const char	*name;
+	int		(*fn)(int, char **);
+	const char	*summary;
+	const char	*help;
+};
+
+/* Sorted by name. */
+static const struct applet applets[] = {
+	{ "skills", cmd_skills, SUMMARY_SKILLS, HELP_SKILLS },
+	{ "version", cmd_version, SUMMARY_VERSION, HELP_VERSION },
+};
+
+static const struct applet *
+find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(applets); i++)
+		if (strcmp(applets[i].name, name) == 0)
+			return &applets[i];
+	return NULL;
+}
+
+static void
+usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f,
+	    "usage: skillbox [OPTIONS] APPLET [ARGS...]\n"
+	    "Run LLM agents built from skills, in one static binary.\n\n"
+	    "Applets:\n");
+	for (i = 0; i < ARRAY_LEN(applets); i++)
+		fprintf(f, "  %-10s %s\n", applets[i].name, applets[i].summary);
+	fprintf(f,
+	    "\nOptions (before the applet):\n"
+	    "  -m, --memory SIZE  memory budget, e.g. 512k, 4M (default %uk;\n"
+	    "                     also $SKILLBOX_MEMORY)\n"
+	    "  -v, --verbose      more diagnostics (twice: debug)\n"
+	    "  -q, --quiet        errors only\n"
+	    "      --stats        print memory use at exit\n"
+	    "  -h, --help         this text; `skillbox APPLET --help` for one\n"
+	    "  -V, --version      same as `skillbox version`\n"
+	    "\nExit status: 0 ok, 1 failure, 2 usage error, 3 memory budget "
+	    "exhausted.\n", MEM_DEFAULT >> 10);
+}
+
+int
+cmd_help(const char *name)
+{
+	const struct applet *a = find(name);
+
+	if (a == NULL)
+		return cmd_usage(NULL, "no applet '%s'", name);
+	fputs(a->help, stdout);
+	return EXIT_OK;
+}
+
+int
+cmd_usage(const char *applet, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_err("%s%s%s", applet ? applet : "", applet ? ": " : "", msg);
+	fprintf(stderr, "Try 'skillbox %s%s--help'.\n", applet ? applet : "",
+	    applet ? " " : "");
+	return EXIT_USAGE;
+}
+
+int
+cmd_nomem(const char *doing)
+{
+	log_err("memory budget of %zu KiB exhausted while %s (%zu KiB in use, "
+	    "a request for %zu bytes failed); raise it with --memory",
+	    mem_budget() >> 10, doing, mem_used() >> 10, mem_failed_request());
+	return EXIT_NOMEM;
+}
+
+int
+cmd_write(int fd, const char *buf, size_t n)
+{
+	ssize_t r;
+
+	while (n > 0) {
+		r = write(fd, buf, n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -E_IO;
+		buf += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+static void
+print_stats(void)
+{
+	fprintf(stderr, "skillbox: memory: budget %zu KiB, peak %zu bytes, "
+	    "in use %zu bytes\n", mem_budget() >> 10, mem_peak(), mem_used());
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "memory", required_argument, NULL, 'm' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "stats", no_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const struct applet *a;
+	const char *base, *mem = getenv("SKILLBOX_MEMORY");
+	size_t budget = MEM_DEFAULT;
+	int c, verbose = 0, r;
+
+	base = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+	signal(SIGPIPE, SIG_IGN);
+	if ((a = find(base)) == NULL) {
+		/* "+": stop at the applet name, its options are its own. */
+		while ((c = getopt_long(argc, argv, "+m:vqhV", opts,
+		    NULL)) != -1) {
+			switch (c) {
+			case 'm': mem = optarg; break;
+			case 'v': verbose++; break;
+			case 'q': app.quiet = 1; break;
+			case 'S': app.stats = 1; break;
+			case 'h': usage(stdout); return EXIT_OK;
+			case 'V': a = find("version"); break;
+			default: return cmd_usage(NULL, "bad option");
+			}
+		}
+		if (a == NULL && optind >= argc) {
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+		if (a == NULL && (a = find(argv[optind])) == NULL)
+			return cmd_usage(NULL, "no applet '%s'", argv[optind]);
+		if (optind < argc)
+			argc -= optind, argv += optind;
+		optind = 0;	/* musl: reset getopt for the applet */
+	}
+	if (verbose)
+		log_set_level(verbose > 1 ? LOG_DEBUG : LOG_INFO);
+	if (app.quiet)
+		log_set_level(LOG_ERR);
+	if (mem != NULL && (mem_parse_size(mem, &budget) != 0 ||
+	    budget < MEM_MIN || budget > MEM_MAX))
+		return cmd_usage(NULL, "--memory '%s': want a size from %uk to "
+		    "%zuM, like 512k or 4M", mem, MEM_MIN >> 10, MEM_MAX >> 20);
+	if (mem_init(budget) != 0) {
+		log_err("cannot reserve a memory budget of %zu KiB", budget >> 10);
+		return EXIT_FAIL;
+	}
+	arena_init(&app.perm, "perm");
+	app.prog = "skillbox";
+	if (argc > 1 && strcmp(argv[1], "--help") == 0)
+		return cmd_help(a->name);
+	r = a->fn(argc, argv);
+	if (fflush(stdout) != 0 && r == EXIT_OK) {
+		log_err("write error on standard output: %s", strerror(errno));
+		r = EXIT_FAIL;
+	}
+	if (app.stats)
+		print_stats();
+	return r;
+}

@@ -1,0 +1,130 @@
+/* skill.h - the skills registry: discovery, parsing, validation, and
+ * confined access to the files inside a skill.
+ *
+ * A skill is a folder holding SKILL.md (Agent Skills format: YAML
+ * front-matter, then Markdown instructions), or skill.md (a variant found
+ * in the wild), or oskill.md (an orchestration skill made of Markdown
+ * sections). Discovery keeps only what the catalog needs; the body and the
+ * resource list are read when asked for (progressive disclosure).
+ */
+#ifndef SKILL_H
+#define SKILL_H
+
+#include <sys/types.h>
+
+#include "arena.h"
+#include "base.h"
+
+#define SKILL_NAME_MAX		64
+#define SKILL_DESC_MAX		1024
+#define SKILL_COMPAT_MAX	500
+#define SKILL_FM_MAX		(32u << 10)	/* front-matter bytes */
+#define SKILL_FILE_MAX		(1u << 20)	/* SKILL.md bytes */
+#define SKILL_MAX_COUNT		20000		/* skills per registry */
+#define SKILL_MAX_DEPTH		3		/* folder levels below a root */
+#define SKILL_MAX_ENTRIES	50000		/* directory entries read per scan */
+#define SKILL_MAX_ROOTS		16
+#define SKILL_RES_MAX		256		/* resource files listed */
+#define SKILL_RES_DEPTH		4
+
+enum skill_flag {
+	SKILL_OSKILL		= 1 << 0,	/* oskill.md orchestration skill */
+	SKILL_LOWERCASE		= 1 << 1,	/* file is skill.md */
+	SKILL_FORK		= 1 << 2,	/* context: fork */
+	SKILL_NO_MODEL		= 1 << 3,	/* disable-model-invocation */
+	SKILL_NOT_USER		= 1 << 4,	/* user-invocable: false */
+	SKILL_OSK_ALLOWED	= 1 << 5,	/* oskill: Allowed-Skills present */
+	SKILL_OSK_PREP		= 1 << 6,	/* oskill: Allowed-Prep-Skills present */
+	SKILL_OSK_LOOP		= 1 << 7,	/* oskill: Session: loop (else SOP) */
+};
+
+struct skill {
+	const char	*name;
+	const char	*description;
+	const char	*dir;		/* the skill folder, as found */
+	const char	*triggers;	/* comma-separated, or NULL */
+	const char	*default_action;/* script path relative to dir, or NULL */
+	const char	*allowed_tools;	/* space-separated, or NULL */
+	const char	*osk_allowed;	/* oskill lists, space-separated */
+	const char	*osk_prep;
+	unsigned	 flags;
+	unsigned short	 root;		/* index of the root dir it came from */
+};
+
+/* Severity of a finding: an error makes `validate` fail; a fatal finding
+ * also keeps the lenient loader from loading the skill. */
+enum skill_sev { SKILL_WARN, SKILL_ERROR, SKILL_FATAL };
+
+/* Receives every finding: file, line (0 = whole file), rule id, message. */
+typedef void (*skill_diag_fn)(void *ctx, enum skill_sev sev, const char *file,
+    unsigned line, const char *rule, const char *msg);
+
+struct skill_reg {
+	const char	*roots[SKILL_MAX_ROOTS];
+	unsigned	 nroots;
+	struct skill	**v;		/* sorted by name */
+	unsigned	 n;
+	struct arena	 a[2];		/* the live registry and the next one */
+	unsigned	 cur;
+	uint64_t	 stamp;		/* fingerprint of what was scanned */
+	unsigned	 strict : 1;	/* findings as `validate` sees them */
+	skill_diag_fn	 diag;
+	void		*diag_ctx;
+};
+
+/* Set up an empty registry over the given root folders (kept by pointer:
+ * they must outlive the registry). Later roots override earlier ones.
+ * Returns -E_LIMIT when there are more than SKILL_MAX_ROOTS. */
+int	skill_reg_init(struct skill_reg *r, const char *const *roots,
+	    unsigned nroots, skill_diag_fn diag, void *ctx);
+
+/* Scan the roots and rebuild the registry. A root that does not exist is
+ * reported (warning) and skipped. Returns 0, -E_NOMEM or -E_LIMIT; the old
+ * registry stays in place when it fails. */
+int	skill_reg_scan(struct skill_reg *r);
+
+/* Rescan when anything on disk changed since the last scan: a skill folder
+ * added or removed, a skill file edited (mtime, size or inode). Sets
+ * *changed. Returns as skill_reg_scan. */
+int	skill_reg_refresh(struct skill_reg *r, int *changed);
+
+struct skill *skill_find(const struct skill_reg *r, const char *name);
+
+/* Check one skill folder strictly, as `skills validate` does: every finding
+ * goes to diag. Returns the number of errors, or a negative -E_*. */
+int	skill_validate_dir(struct arena *a, const char *dir, skill_diag_fn diag,
+	    void *ctx);
+
+/* Parse a skill's file again, fully. *fm is the front-matter text (NULL for
+ * oskill.md), *body the instructions; both NUL-terminated in `a`. */
+int	skill_load(const struct skill *sk, struct arena *a, char **fm,
+	    char **body, unsigned *body_line);
+
+/* The path of the skill's definition file (SKILL.md, skill.md, oskill.md). */
+const char *skill_file(const struct skill *sk, struct arena *a);
+
+/* Resolve `rel` inside the skill folder: a relative path whose real
+ * location, symlinks followed, stays inside the folder. With must_exist == 0
+ * the last component may be missing (its parent is checked). *out is in `a`.
+ * Returns 0, -E_DENIED (escapes, or absolute), -E_NOENT, or -E_NOMEM. */
+int	skill_path(const struct skill *sk, struct arena *a, const char *rel,
+	    int must_exist, char **out);
+
+struct skill_res {
+	const char	*path;		/* relative to the skill folder */
+	off_t		 size;
+	unsigned	 dir : 1;
+	unsigned	 outside : 1;	/* a symlink leading out: not usable */
+};
+
+/* List the files in the skill folder (not the definition file), bounded by
+ * SKILL_RES_MAX and SKILL_RES_DEPTH; *more is set when the bound cut the
+ * list. Returns 0, -E_IO or -E_NOMEM. */
+int	skill_resources(const struct skill *sk, struct arena *a,
+	    struct skill_res **out, unsigned *n, int *more);
+
+/* Name rules of the Agent Skills format. Returns NULL when valid, else the
+ * rule id that fails ("name-length", "name-chars", "name-hyphen"). */
+const char *skill_name_rule(const char *name, size_t n);
+
+#endif

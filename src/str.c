@@ -1,0 +1,185 @@
+/* str.c - slices and capped builders. */
+#include "str.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void
+sbuf_init(struct sbuf *sb, struct arena *a, size_t max)
+{
+	sb->a = a;
+	sb->p = "";
+	sb->len = sb->cap = 0;
+	sb->max = max != 0 ? max : (size_t)-1 / 2;
+	sb->err = 0;
+}
+
+/* Make room for n more bytes and the NUL. */
+static int
+grow(struct sbuf *sb, size_t n)
+{
+	size_t want, ncap;
+	char *np;
+
+	if (sb->err)
+		return sb->err;
+	if (n > sb->max - sb->len)
+		return sb->err = -E_LIMIT;
+	want = sb->len + n + 1;
+	if (want <= sb->cap)
+		return 0;
+	ncap = sb->cap < 64 ? 64 : sb->cap * 2;
+	while (ncap < want)
+		ncap *= 2;
+	if (ncap > sb->max + 1)
+		ncap = sb->max + 1;
+	if ((np = arena_alloc(sb->a, ncap)) == NULL)
+		return sb->err = -E_NOMEM;
+	memcpy(np, sb->p, sb->len + 1);
+	sb->p = np;
+	sb->cap = ncap;
+	return 0;
+}
+
+void
+sbuf_add(struct sbuf *sb, const char *s, size_t n)
+{
+	if (grow(sb, n) != 0)
+		return;
+	memcpy(sb->p + sb->len, s, n);
+	sb->len += n;
+	sb->p[sb->len] = '\0';
+}
+
+void
+sbuf_adds(struct sbuf *sb, const char *s)
+{
+	sbuf_add(sb, s, strlen(s));
+}
+
+void
+sbuf_addc(struct sbuf *sb, char c)
+{
+	sbuf_add(sb, &c, 1);
+}
+
+void
+sbuf_vprintf(struct sbuf *sb, const char *fmt, va_list ap)
+{
+	va_list ap2;
+	int n;
+
+	va_copy(ap2, ap);
+	n = vsnprintf(NULL, 0, fmt, ap2);
+	va_end(ap2);
+	if (n < 0) {
+		if (!sb->err)
+			sb->err = -E_INVAL;
+		return;
+	}
+	if (grow(sb, (size_t)n) != 0)
+		return;
+	vsnprintf(sb->p + sb->len, (size_t)n + 1, fmt, ap);
+	sb->len += (size_t)n;
+}
+
+void
+sbuf_printf(struct sbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	sbuf_vprintf(sb, fmt, ap);
+	va_end(ap);
+}
+
+void
+sbuf_truncate(struct sbuf *sb, size_t len)
+{
+	if (len < sb->len) {
+		sb->len = len;
+		sb->p[len] = '\0';
+	}
+}
+
+int
+str_eq(struct str a, struct str b)
+{
+	return a.n == b.n && (a.n == 0 || memcmp(a.p, b.p, a.n) == 0);
+}
+
+int
+str_eqz(struct str a, const char *z)
+{
+	return str_eq(a, str_z(z));
+}
+
+int
+str_has_prefix(struct str s, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return s.n >= n && memcmp(s.p, prefix, n) == 0;
+}
+
+struct str
+str_z(const char *z)
+{
+	struct str s = { z, z != NULL ? strlen(z) : 0 };
+
+	return s;
+}
+
+static int
+is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+struct str
+str_trim(struct str s)
+{
+	while (s.n > 0 && is_blank(s.p[0]))
+		s.p++, s.n--;
+	while (s.n > 0 && is_blank(s.p[s.n - 1]))
+		s.n--;
+	return s;
+}
+
+char *
+str_dup(struct arena *a, struct str s)
+{
+	return arena_strndup(a, s.p, s.n);
+}
+
+int
+str_is_utf8(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s, *e = p + n;
+	unsigned c, need;
+	unsigned long cp, min;
+
+	while (p < e) {
+		c = *p++;
+		if (c < 0x80)
+			continue;
+		if (c >= 0xc2 && c <= 0xdf)
+			need = 1, cp = c & 0x1f, min = 0x80;
+		else if (c >= 0xe0 && c <= 0xef)
+			need = 2, cp = c & 0x0f, min = 0x800;
+		else if (c >= 0xf0 && c <= 0xf4)
+			need = 3, cp = c & 0x07, min = 0x10000;
+		else
+			return 0;
+		if ((size_t)(e - p) < need)
+			return 0;
+		while (need-- > 0) {
+			if ((*p & 0xc0) != 0x80)
+				return 0;
+			cp = cp << 6 | (*p++ & 0x3f);
+		}
+		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return 0;
+	}
+	return 1;
+}

@@ -1,0 +1,42 @@
+/* str.h - slices and capped string builders. */
+#ifndef STR_H
+#define STR_H
+
+#include <stdarg.h>
+
+#include "arena.h"
+#include "base.h"
+
+/* A builder into an arena with a hard cap. Once a write fails the error is
+ * sticky (sb->err): later writes do nothing, so callers check once at the
+ * end. The buffer is always NUL-terminated. */
+struct sbuf {
+	struct arena	*a;
+	char		*p;
+	size_t		 len, cap, max;
+	int		 err;		/* 0, -E_NOMEM or -E_LIMIT */
+};
+
+/* `max` bounds len (0 = no bound beyond the budget). */
+void	sbuf_init(struct sbuf *sb, struct arena *a, size_t max);
+void	sbuf_add(struct sbuf *sb, const char *s, size_t n);
+void	sbuf_adds(struct sbuf *sb, const char *s);
+void	sbuf_addc(struct sbuf *sb, char c);
+void	sbuf_printf(struct sbuf *sb, const char *fmt, ...) ATTR_PRINTF(2, 3);
+void	sbuf_vprintf(struct sbuf *sb, const char *fmt, va_list ap);
+/* Drop everything after the first `len` bytes. */
+void	sbuf_truncate(struct sbuf *sb, size_t len);
+
+int	str_eq(struct str a, struct str b);
+int	str_eqz(struct str a, const char *z);
+int	str_has_prefix(struct str s, const char *prefix);
+struct str str_z(const char *z);
+/* Trim ASCII spaces, tabs, CR and LF from both ends. */
+struct str str_trim(struct str s);
+/* Copy a slice into the arena with a NUL. */
+char	*str_dup(struct arena *a, struct str s);
+
+/* True when s[0..n) is well-formed UTF-8 (no overlongs or surrogates). */
+int	str_is_utf8(const char *s, size_t n);
+
+#endif
