@@ -45,7 +45,7 @@ diag(void *ctx, enum skill_sev sev, const char *file, unsigned line,
 
 	if (line != 0)
 		snprintf(where, sizeof(where), ":%u", line);
-	if (sev == SKILL_WARN && o != NULL && o->quiet)
+	if (o != NULL && o->quiet)
 		return;
 	if (sev == SKILL_FATAL)
 		log_warn("%s%s: %s: %s (skipped)", file, where, rule, msg);
@@ -66,13 +66,26 @@ vdiag(void *ctx, enum skill_sev sev, const char *file, unsigned line,
 		    file, rule, msg);
 }
 
+/* A copy of dir without trailing slashes, so paths print cleanly. */
+static const char *
+clean_dir(const char *dir)
+{
+	size_t n = strlen(dir);
+	char *s;
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	s = arena_strndup(&app.perm, dir, n);
+	return s != NULL ? s : dir;
+}
+
 static int
 add_root(struct opts *o, const char *dir)
 {
 	if (o->nroots == SKILL_MAX_ROOTS)
 		return cmd_usage("skills", "at most %d skills folders",
 		    SKILL_MAX_ROOTS);
-	o->roots[o->nroots++] = dir;
+	o->roots[o->nroots++] = clean_dir(dir);
 	return 0;
 }
 
@@ -193,6 +206,20 @@ json_skill(struct json_writer *w, const struct skill_reg *r,
 	if (sk->default_action != NULL) {
 		json_key(w, "default_action");
 		json_put_str(w, sk->default_action);
+	}
+	if (sk->flags & SKILL_OSKILL) {
+		json_key(w, "allowed_skills");
+		if (sk->flags & SKILL_OSK_ALLOWED)
+			json_put_str(w, sk->osk_allowed);
+		else
+			json_put_null(w);
+		json_key(w, "allowed_prep_skills");
+		if (sk->flags & SKILL_OSK_PREP)
+			json_put_str(w, sk->osk_prep);
+		else
+			json_put_null(w);
+		json_key(w, "session");
+		json_put_str(w, sk->flags & SKILL_OSK_LOOP ? "loop" : "sop");
 	}
 	json_end_obj(w);
 }
@@ -315,6 +342,13 @@ do_show(struct opts *o, int argc, char **argv)
 	printf("name: %s\nkind: %s\npath: %s\nfile: %s\n", sk->name,
 	    sk->flags & SKILL_OSKILL ? "orchestration" : "skill", sk->dir,
 	    skill_file(sk, &app.perm));
+	if (sk->flags & SKILL_OSKILL)
+		printf("allowed-skills: %s\nallowed-prep-skills: %s\n"
+		    "session: %s\n", sk->flags & SKILL_OSK_ALLOWED ?
+		    sk->osk_allowed : "(every skill but this one)",
+		    !(sk->flags & SKILL_OSK_PREP) ? "(same as allowed-skills)" :
+		    *sk->osk_prep != '\0' ? sk->osk_prep : "(none)",
+		    sk->flags & SKILL_OSK_LOOP ? "loop" : "sop");
 	if (fm != NULL)
 		printf("\n--- front-matter\n%s", fm);
 	printf("\n--- instructions (line %u)\n%s", bl, body);
@@ -345,7 +379,8 @@ do_validate(int argc, char **argv)
 	for (i = 0; i < argc; i++) {
 		struct arena_mark m = arena_mark(&app.perm);
 
-		e = skill_validate_dir(&app.perm, argv[i], vdiag, NULL);
+		e = skill_validate_dir(&app.perm, clean_dir(argv[i]), vdiag,
+		    NULL);
 		arena_reset_to(&app.perm, m);
 		if (e == -E_NOMEM)
 			return cmd_nomem("validating the skills");

@@ -400,8 +400,9 @@ from_oskill(struct parse *p, struct skill *sk, const char *text, size_t n,
     unsigned line, const char *folder)
 {
 	struct osk_sec sec[] = {
-		{ "description" }, { "instructions" }, { "preparation" },
-		{ "allowed-skills" }, { "allowed-prep-skills" }, { "session" },
+		{ .title = "description" }, { .title = "instructions" },
+		{ .title = "preparation" }, { .title = "allowed-skills" },
+		{ .title = "allowed-prep-skills" }, { .title = "session" },
 	};
 	struct osk_sec *cur = NULL;
 	const char *c = text, *e = text + n, *nl, *h;
@@ -476,6 +477,31 @@ from_oskill(struct parse *p, struct skill *sk, const char *text, size_t n,
 	return 0;
 }
 
+/* Is `path` (resolved) inside `root` (resolved)? */
+static int
+inside(const char *root, const char *path)
+{
+	size_t n = strlen(root);
+
+	if (n == 1 && root[0] == '/')
+		return 1;
+	return strncmp(root, path, n) == 0 && (path[n] == '/' ||
+	    path[n] == '\0');
+}
+
+/* A definition file that is a symlink must resolve inside its folder. */
+static int
+file_inside(const char *dir, const char *file)
+{
+	char rd[PATH_MAX], rf[PATH_MAX];
+	struct stat st;
+
+	if (lstat(file, &st) != 0 || !S_ISLNK(st.st_mode))
+		return 1;
+	return realpath(dir, rd) != NULL && realpath(file, rf) != NULL &&
+	    inside(rd, rf);
+}
+
 /* Parse one skill folder's definition file (deffiles[which]) into a new
  * skill in p->a. Returns NULL on a fatal finding or when out of memory
  * (*err says which). */
@@ -501,6 +527,11 @@ parse_skill(struct parse *p, const char *dir, int which, int *err)
 	}
 	if (which == 1)
 		issue(p, K_RULE, 0, "file-name", "the file should be SKILL.md");
+	if (!file_inside(dir, p->file)) {
+		issue(p, K_FATAL, 0, "file-outside",
+		    "a link that leads out of the skill folder");
+		return NULL;
+	}
 	r = read_head(p->tmp, p->file, SKILL_FM_MAX + 8, &text, &len, &size);
 	if (r == -E_NOMEM) {
 		*err = r;
@@ -672,7 +703,7 @@ push(struct walk *w, struct skill *sk)
 static void
 found(struct walk *w, const char *dir, int which, const struct stat *st)
 {
-	struct arena_mark m = arena_mark(w->p.tmp);
+	struct arena_mark m;
 	struct skill *sk;
 	uint64_t h = 0xcbf29ce484222325ull;
 	int e;
@@ -685,6 +716,7 @@ found(struct walk *w, const char *dir, int which, const struct stat *st)
 	w->stamp += h;
 	if (!w->parse)
 		return;
+	m = arena_mark(w->p.tmp);
 	w->p.fatal = 0;
 	sk = parse_skill(&w->p, dir, which, &e);
 	arena_reset_to(w->p.tmp, m);
@@ -973,18 +1005,6 @@ skill_load(const struct skill *sk, struct arena *a, char **fm, char **body,
 	return 0;
 }
 
-/* Is `path` (resolved) inside `root` (resolved)? */
-static int
-inside(const char *root, const char *path)
-{
-	size_t n = strlen(root);
-
-	if (n == 1 && root[0] == '/')
-		return 1;
-	return strncmp(root, path, n) == 0 && (path[n] == '/' ||
-	    path[n] == '\0');
-}
-
 /* see skill.h */
 int
 skill_path(const struct skill *sk, struct arena *a, const char *rel,
@@ -1023,6 +1043,7 @@ skill_path(const struct skill *sk, struct arena *a, const char *rel,
 struct reswalk {
 	struct arena	*a;
 	char		 root[PATH_MAX];
+	char		 path[PATH_MAX], res[PATH_MAX];	/* scratch */
 	const char	*deffile;
 	struct skill_res *v;
 	unsigned	 n, cap;
@@ -1063,13 +1084,15 @@ res_add(struct reswalk *w, const char *rel, const struct stat *st,
 static void
 res_walk(struct reswalk *w, const char *rel, unsigned depth)
 {
-	char path[PATH_MAX], sub[PATH_MAX], res[PATH_MAX];
+	char sub[PATH_MAX], *path = w->path, *res = w->res;
 	struct dirent *de;
 	struct stat st;
 	int outside;
 	DIR *d;
 
-	snprintf(path, sizeof(path), "%s%s%s", w->root, *rel ? "/" : "", rel);
+	if ((size_t)snprintf(path, PATH_MAX, "%s%s%s", w->root,
+	    *rel ? "/" : "", rel) >= PATH_MAX)
+		return;
 	if ((d = opendir(path)) == NULL) {
 		if (depth == 0)
 			w->err = -E_IO;
@@ -1083,8 +1106,8 @@ res_walk(struct reswalk *w, const char *rel, unsigned depth)
 		if ((size_t)snprintf(sub, sizeof(sub), "%s%s%s", rel,
 		    *rel ? "/" : "", de->d_name) >= sizeof(sub))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", w->root, sub);
-		if (lstat(path, &st) != 0)
+		if ((size_t)snprintf(path, PATH_MAX, "%s/%s", w->root, sub) >=
+		    PATH_MAX || lstat(path, &st) != 0)
 			continue;
 		outside = 0;
 		if (S_ISLNK(st.st_mode)) {
