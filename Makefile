@@ -6,6 +6,8 @@
 #   make size        stripped size per arch and what each library adds
 #   make fuzz        short bounded fuzzing of the parsers (clang libFuzzer)
 #   make check       banned calls and cppcheck
+#   make run         build, validate and list the bundled skills
+#   make install     DESTDIR=dir: binary and bundled skills into a rootfs
 
 ARCH		?= x86_64
 BOARD		?= $(ARCH)
@@ -71,7 +73,7 @@ $(B)/obj/cmd_version.o: CPPFLAGS += -DSKILLBOX_BUILD_DATE='"$(BUILD_DATE)"' \
 	-DMUSL_VERSION='"$(MUSL_VERSION)"' -DJSMN_VERSION='"$(call pin_version,jsmn)"' \
 	-DBEARSSL_VERSION='"$(call pin_version,bearssl)"'
 
-.PHONY: all test test-unit test-e2e test-busybox test-cross size size-check \
+.PHONY: all run install test test-unit test-e2e test-busybox test-cross size size-check \
 	fuzz check clean distclean setup vendor
 
 all: $(BIN)
@@ -91,6 +93,7 @@ vendor: $(VENDOR_OK)
 $(B)/vendor/libbearssl.a $(B)/vendor/libfyaml.a: $(VENDOR_OK) tools/vendor.mk vendor/libfyaml/config.h
 	$(Q)$(MAKE) --no-print-directory -f tools/vendor.mk OUT=$(B)/vendor VS=$(VS) \
 	    CC="$(CC)" AR="$(AR)" CFLAGS="$(BASEFLAGS) $(CFLAGS)" Q=$(Q) $@
+	$(Q)touch $@
 
 $(B)/gen/help.h: $(CMDS) tools/mkhelp.sh
 	@mkdir -p $(@D)
@@ -105,6 +108,19 @@ $(BIN): $(OBJS) $(B)/vendor/libbearssl.a $(B)/vendor/libfyaml.a
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(BASEFLAGS) $(CFLAGS) $(LDFLAGS) -Wl,-Map,$@.map -o $@.full $(OBJS) $(LDLIBS)
 	$(Q)$(STRIP) -s -R .comment -o $@ $@.full
+
+# The main job until the agent loop exists: the bundled skills, checked
+# and listed by the binary just built.
+run: $(BIN)
+	$(BIN) skills validate skills
+	$(BIN) skills list skills
+
+# Into a firmware image or a staging folder: make install DESTDIR=rootfs-dir
+PREFIX		?= /usr
+install: $(BIN)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/skillbox/skills
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/skillbox
+	cp -R skills/. $(DESTDIR)$(PREFIX)/share/skillbox/skills/
 
 # Unit tests: one static binary with every module but main.c.
 $(B)/unit/%.o: tests/unit/%.c | $(VENDOR_OK) $(B)/gen/help.h

@@ -847,7 +847,8 @@ skill_reg_scan(struct skill_reg *r)
 	arena_reset(&tmp);
 	if (e != 0)
 		goto fail;
-	qsort(w.tmpv, w.n, sizeof(*w.tmpv), cmp_skill);
+	if (w.n > 1)		/* w.tmpv is NULL when nothing was found */
+		qsort(w.tmpv, w.n, sizeof(*w.tmpv), cmp_skill);
 
 	/* Keep one skill per name: the one from the latest root; inside a
 	 * root, the first folder in path order. */
@@ -872,7 +873,8 @@ skill_reg_scan(struct skill_reg *r)
 		e = -E_NOMEM;
 		goto fail;
 	}
-	memcpy(r->v, w.tmpv, w.n * sizeof(*r->v));
+	if (w.n > 0)
+		memcpy(r->v, w.tmpv, w.n * sizeof(*r->v));
 	mem_free(w.tmpv);
 	r->n = w.n;
 	r->stamp = w.stamp;
@@ -1033,9 +1035,8 @@ skill_path(const struct skill *sk, struct arena *a, const char *rel,
 		if (strcmp(last, "..") == 0 || strcmp(last, ".") == 0 ||
 		    realpath(full, res) == NULL || !inside(root, res))
 			return -E_DENIED;
-		if (strlen(res) + 1 + strlen(last) >= sizeof(res))
-			return -E_DENIED;
-		strcat(strcat(res, "/"), last);
+		*out = arena_printf(a, "%s/%s", res, last);
+		return *out != NULL ? 0 : -E_NOMEM;
 	}
 	return (*out = arena_strdup(a, res)) != NULL ? 0 : -E_NOMEM;
 }

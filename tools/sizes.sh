@@ -1,0 +1,59 @@
+#!/bin/sh
+# tools/sizes.sh - stripped size of each arch's binary and what each part
+# adds (code + read-only data + data, from the linker map).
+# usage: tools/sizes.sh [--check] ARCH...
+#   --check  exit 1 when a binary exceeds SIZE_BUDGET of board/ARCH/board.mak
+set -eu
+check=0
+[ "${1:-}" = --check ] && { check=1; shift; }
+fail=0
+printf '| arch | stripped bytes | budget | skillbox | musl | libfyaml | BearSSL | libgcc |\n'
+printf '|---|---:|---:|---:|---:|---:|---:|---:|\n'
+for a in "$@"; do
+	bin=build/$a/skillbox
+	map=build/$a/skillbox.map
+	[ -f "$bin" ] || { echo "sizes: $bin missing (make ARCH=$a)" >&2; exit 1; }
+	size=$(wc -c <"$bin" | tr -d ' ')
+	budget=$(sed -n 's/^SIZE_BUDGET[ \t]*=[ \t]*//p' "board/$a/board.mak")
+	parts=$(awk '
+	/^Linker script and memory map/ { on = 1; next }
+	!on { next }
+	# an input section: " .text.x  0xADDR  0xSIZE  file" (maybe wrapped)
+	/^ \.(text|rodata|data|sdata|init_array|fini_array|got|tdata)/ {
+		if (NF >= 4) { sz = $3; f = $4 } else { pend = 1; next }
+		add(sz, f); next
+	}
+	pend && /^ +0x/ { pend = 0; if (NF >= 3) add($2, $3); next }
+	{ pend = 0 }
+	function hex(s,   i, n, c) {
+		n = 0
+		for (i = 3; i <= length(s); i++) {
+			c = index("0123456789abcdef", tolower(substr(s, i, 1)))
+			n = n * 16 + c - 1
+		}
+		return n
+	}
+	function add(sz, f,   n, k) {
+		if (sz !~ /^0x/) return
+		n = hex(sz)
+		if (f ~ /libfyaml\.a/) k = "fy"
+		else if (f ~ /libbearssl\.a/) k = "bear"
+		else if (f ~ /libc\.a|crt1\.o|crti\.o|crtn\.o/) k = "musl"
+		else if (f ~ /libgcc/) k = "gcc"
+		else if (f ~ /\/obj\//) k = "own"
+		else k = "other"
+		t[k] += n
+	}
+	END { printf "%d %d %d %d %d\n", t["own"], t["musl"], t["fy"], t["bear"], t["gcc"] }
+	' "$map")
+	own=$(echo "$parts" | cut -d' ' -f1); musl=$(echo "$parts" | cut -d' ' -f2)
+	fy=$(echo "$parts" | cut -d' ' -f3); bear=$(echo "$parts" | cut -d' ' -f4)
+	gcc=$(echo "$parts" | cut -d' ' -f5)
+	printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$a" "$size" \
+	    "$budget" "$own" "$musl" "$fy" "$bear" "$gcc"
+	if [ "$check" = 1 ] && [ -n "$budget" ] && [ "$size" -gt "$budget" ]; then
+		echo "size-check: $bin is $size bytes, over its budget of $budget" >&2
+		fail=1
+	fi
+done
+exit $fail
