@@ -32,6 +32,10 @@ fi
 # 1. Name to address (ping and nc then never wait on DNS themselves).
 resolve "$HOST" "" 3
 addr=$(printf '%s\n' "$RES_ADDRS" | sed -n 1p)
+if [ -n "$addr" ] && ! is_ip "$addr"; then
+	RES_ERR="not an address: $addr"
+	addr=
+fi
 resolve_err=null
 [ -n "$RES_ERR" ] && [ -z "$addr" ] && resolve_err=$(json_str "$RES_ERR")
 
@@ -49,19 +53,29 @@ if [ -n "$addr" ]; then
 	else
 		# shellcheck disable=SC2086 # $TOOL may be "busybox NAME"
 		out=$(run_to $((COUNT + 3)) $pt -c "$COUNT" -W 2 -w $((COUNT + 2)) "$addr" 2>&1)
-		ping_json=$(printf '%s\n' "$out" | awk -v tool="${pt##* }" -v count="$COUNT" "$JSON_AWK"'
+		case $out in
+		*"packets transmitted"*) ;;
+		*[Uu]sage:* | *"invalid option"* | *"unrecognized option"*)
+			# a minimal BusyBox ping takes no options: one echo
+			# shellcheck disable=SC2086 # $TOOL may be "busybox NAME"
+			out=$(run_to 12 $pt "$addr" 2>&1)
+			;;
+		esac
+		ping_json=$(printf '%s\n' "$out" | awk -v tool="${pt##* }" "$JSON_AWK"'
 		/packets transmitted/ {
 			sent = $1
 			if (match($0, /[0-9]+ (packets )?received/)) { r = substr($0, RSTART, RLENGTH); sub(/ .*/, "", r) }
 			if (match($0, /[0-9.]+% packet loss/)) { loss = substr($0, RSTART, RLENGTH); sub(/%.*/, "", loss) }
 			next
 		}
+		/ is alive/ { sent = 1; r = 1; loss = 0; next }
+		/No response from/ { sent = 1; r = 0; loss = 100; err = "no answer"; next }
 		/min\/avg\/max/ {
 			v = $0; sub(/.*= */, "", v); sub(/ .*/, "", v)
 			split(v, t, "/"); rtt = sprintf("{\"min\":%s,\"avg\":%s,\"max\":%s}", jnum(t[1]), jnum(t[2]), jnum(t[3]))
 			next
 		}
-		/^(ping6?:|ping6?: )/ || /[Pp]ermission denied|[Uu]nreachable|[Bb]ad address|[Uu]nknown host|not permitted/ {
+		/^ping6?:/ || /[Pp]ermission denied|[Uu]nreachable|[Bb]ad address|[Uu]nknown host|not permitted/ {
 			if (err == "") { err = $0; sub(/^ping6?: */, "", err) }
 		}
 		END {
@@ -81,6 +95,7 @@ fi
 # 3. TCP connect.
 tcp_json=null
 tcp_ok=0
+result=
 if [ -n "$PORT" ] && [ -n "$addr" ]; then
 	if ! tool nc; then
 		tcp_json="{\"port\":$PORT,\"open\":null,\"result\":\"error\",\"detail\":\"nc is not available\"}"
@@ -123,10 +138,11 @@ fi
 # false = probed and got no answer; null = nothing could be probed.
 reachable=null
 case $ping_json$tcp_json in
-*'"sent":'* | *'"open":false'* | *'"open":true'*) reachable=false ;;
+*'"sent":'[1-9]* | *'"open":false'* | *'"open":true'*) reachable=false ;;
 esac
 [ -z "$addr" ] && [ "$RES_VIA" != none ] && reachable=false
-if [ "$ping_ok" = 1 ] || [ "$tcp_ok" = 1 ]; then
+# A refused connection is an answer too: the host is up.
+if [ "$ping_ok" = 1 ] || [ "$tcp_ok" = 1 ] || [ "$result" = refused ]; then
 	reachable=true
 fi
 addr_json=null

@@ -1,9 +1,11 @@
 # shellcheck shell=sh
 # lib.sh - helpers shared by the scripts of this skill (sourced, never run).
 #
-# The same file ships in every bundled skill (skills must be self-contained),
-# so keep it generic. POSIX sh + awk only: it runs under BusyBox ash, dash
-# and bash, with BusyBox awk, mawk or gawk.
+# Skills must be self-contained, so every bundled skill has its own copy:
+# the part above the "end of the common part" line is the same in all of
+# them (tests/e2e/bundled.test checks it); helpers for one skill go below.
+# POSIX sh + awk only: runs under BusyBox ash, dash and bash, with BusyBox
+# awk, mawk or gawk.
 #
 #   read_input               reads the input object (SKILL_INPUT, else stdin)
 #   in_str KEY VAR DEFAULT   string field -> $VAR (numbers are accepted too)
