@@ -18,6 +18,7 @@ VERSION		= 0.1.0
 MUSL_VERSION	?= 1.2.3
 # The build date is the last commit's, so rebuilds are reproducible.
 BUILD_DATE	:= $(shell git log -1 --format=%cd --date=format:%Y-%m-%d 2>/dev/null || date -u +%Y-%m-%d)
+BUILD_EPOCH	:= $(shell git log -1 --format=%ct 2>/dev/null || date +%s)
 pin_version	= $(shell sed -n 's/^version=\([^-+]*\).*/\1/p' vendor/$(1)/pin)
 
 include board/$(BOARD)/board.mak
@@ -66,9 +67,10 @@ SETUP_OK	= build/.setup-ok
 VENDOR_OK	= $(VS)/bearssl/.skillbox-ok $(VS)/libfyaml/.skillbox-ok $(VS)/jsmn/.skillbox-ok
 
 # The vendored headers are visible only to the module that wraps them.
-$(B)/obj/json.o: CPPFLAGS += -DJSMN_STATIC -I$(VS)/jsmn
-$(B)/obj/fm.o $(B)/obj/cmd_version.o: CPPFLAGS += -I$(VS)/libfyaml/include
-$(B)/obj/tls.o $(B)/obj/cmd_version.o: CPPFLAGS += -I$(VS)/bearssl/inc
+$(B)/obj/json.o: CPPFLAGS += -DJSMN_STATIC -isystem $(VS)/jsmn
+$(B)/obj/fm.o $(B)/obj/cmd_version.o: CPPFLAGS += -isystem $(VS)/libfyaml/include
+$(B)/obj/tls.o $(B)/obj/cmd_version.o: CPPFLAGS += -isystem $(VS)/bearssl/inc
+$(B)/obj/tls.o: CPPFLAGS += -DSKILLBOX_BUILD_EPOCH=$(BUILD_EPOCH)LL
 $(B)/obj/cmd_version.o: CPPFLAGS += -DSKILLBOX_BUILD_DATE='"$(BUILD_DATE)"' \
 	-DMUSL_VERSION='"$(MUSL_VERSION)"' -DJSMN_VERSION='"$(call pin_version,jsmn)"' \
 	-DBEARSSL_VERSION='"$(call pin_version,bearssl)"'

@@ -37,6 +37,7 @@ int	cmd_usage(const char *applet, const char *fmt, ...) ATTR_PRINTF(2, 3);
 /* Write all of buf to fd; returns 0 or -E_IO (EPIPE included). */
 int	cmd_write(int fd, const char *buf, size_t n);
 
+int	cmd_llm(int argc, char **argv);
 int	cmd_skills(int argc, char **argv);
 int	cmd_version(int argc, char **argv);
 

@@ -156,6 +156,33 @@ on_event(struct build *b, struct fy_event *ev)
 	}
 }
 
+/* libfyaml (0.7.12) ends the stream without an error at a NUL byte, and
+ * can loop forever on bytes that are not UTF-8 ("%Y\x97A\n"): YAML allows
+ * neither, so refuse both first. A UTF-8 sequence never spans a '\n', so
+ * the lines are checked one by one, for the line number. */
+static int
+check_text(const char *text, size_t n, unsigned first_line,
+    struct fm_error *err)
+{
+	const char *p = text, *e = text + n, *nl;
+	unsigned line = first_line;
+
+	while (p < e) {
+		if ((nl = memchr(p, '\n', (size_t)(e - p))) == NULL)
+			nl = e;
+		if (memchr(p, '\0', (size_t)(nl - p)) != NULL)
+			return fail(err, -E_PARSE, line, 0, "NUL byte in YAML");
+		if (!str_is_utf8(p, (size_t)(nl - p)))
+			return fail(err, -E_PARSE, line, 0,
+			    "YAML is not valid UTF-8");
+		if (nl == e)
+			break;
+		p = nl + 1;
+		line++;
+	}
+	return 0;
+}
+
 /* see fm.h */
 int
 fm_parse(struct arena *a, const char *text, size_t n, unsigned first_line,
@@ -173,6 +200,8 @@ fm_parse(struct arena *a, const char *text, size_t n, unsigned first_line,
 
 	memset(err, 0, sizeof(*err));
 	*root = NULL;
+	if ((r = check_text(text, n, first_line, err)) != 0)
+		return r;
 	if ((b = arena_zalloc(a, sizeof(*b))) == NULL)
 		return -E_NOMEM;
 	b->a = a;

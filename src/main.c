@@ -24,6 +24,7 @@ struct applet {
 
 /* Sorted by name. */
 static const struct applet applets[] = {
+	{ "llm", cmd_llm, SUMMARY_LLM, HELP_LLM },
 	{ "skills", cmd_skills, SUMMARY_SKILLS, HELP_SKILLS },
 	{ "version", cmd_version, SUMMARY_VERSION, HELP_VERSION },
 };

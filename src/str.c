@@ -33,12 +33,28 @@ grow(struct sbuf *sb, size_t n)
 		ncap *= 2;
 	if (ncap > sb->max + 1)
 		ncap = sb->max + 1;
-	if ((np = arena_alloc(sb->a, ncap)) == NULL)
-		return sb->err = -E_NOMEM;
-	memcpy(np, sb->p, sb->len + 1);
+	if (sb->a == NULL) {
+		if ((np = mem_realloc(sb->cap ? sb->p : NULL, ncap)) == NULL)
+			return sb->err = -E_NOMEM;
+		if (sb->cap == 0)
+			np[0] = '\0';
+	} else {
+		if ((np = arena_alloc(sb->a, ncap)) == NULL)
+			return sb->err = -E_NOMEM;
+		memcpy(np, sb->p, sb->len + 1);
+	}
 	sb->p = np;
 	sb->cap = ncap;
 	return 0;
+}
+
+void
+sbuf_release(struct sbuf *sb)
+{
+	if (sb->a == NULL && sb->cap != 0)
+		mem_free(sb->p);
+	sb->p = "";
+	sb->len = sb->cap = 0;
 }
 
 void

@@ -17,8 +17,11 @@ struct sbuf {
 	int		 err;		/* 0, -E_NOMEM or -E_LIMIT */
 };
 
-/* `max` bounds len (0 = no bound beyond the budget). */
+/* `max` bounds len (0 = no bound beyond the budget). With a == NULL the
+ * buffer lives on the heap (mem_realloc): it grows in place when it can and
+ * must be given back with sbuf_release(). Use that for big buffers. */
 void	sbuf_init(struct sbuf *sb, struct arena *a, size_t max);
+void	sbuf_release(struct sbuf *sb);
 void	sbuf_add(struct sbuf *sb, const char *s, size_t n);
 void	sbuf_adds(struct sbuf *sb, const char *s);
 void	sbuf_addc(struct sbuf *sb, char c);

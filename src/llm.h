@@ -1,0 +1,187 @@
+/* llm.h - a provider-neutral conversation with a model, and one request
+ * at a time to any of the wire protocols (one file each: llm_openai.c for
+ * Chat Completions and compatible local servers, llm_responses.c,
+ * llm_anthropic.c, llm_ollama.c).
+ *
+ * The protocol modules only translate: a request into JSON, and the reply
+ * (streamed events or one JSON body) into calls on a struct llm_acc, which
+ * assembles text, tool calls, usage and the stop reason the same way for
+ * every protocol. llm.c does the transport: URL, proxy, TLS, retries.
+ */
+#ifndef LLM_H
+#define LLM_H
+
+#include "arena.h"
+#include "base.h"
+#include "json.h"
+#include "str.h"
+
+#define LLM_MAX_CALLS	32		/* tool calls in one reply */
+#define LLM_MAX_TEXT	(4u << 20)	/* reply text bytes */
+#define LLM_MAX_ARGS	(256u << 10)	/* one tool call's arguments */
+#define LLM_MAX_EVENT	(256u << 10)	/* one SSE event or NDJSON line */
+
+enum llm_role { LLM_USER, LLM_ASSISTANT, LLM_TOOL };
+
+struct llm_call {
+	const char	*id;		/* provider's id, or one we made */
+	const char	*name;
+	const char	*args;		/* JSON text */
+	size_t		 args_len;
+	int		 bad_args;	/* args are not a JSON object */
+};
+
+struct llm_msg {
+	enum llm_role	 role;
+	const char	*text;		/* user/assistant text; tool output */
+	size_t		 text_len;
+	struct llm_call	*calls;		/* assistant: tool calls made */
+	unsigned	 ncalls;
+	const char	*call_id;	/* tool result: the call it answers */
+	const char	*tool_name;	/* tool result: the call's tool */
+	int		 is_error;	/* tool result reports a failure */
+	struct llm_msg	*next;
+};
+
+struct llm_tool {
+	const char	*name;
+	const char	*description;
+	const char	*params;	/* JSON Schema object, as text */
+};
+
+struct llm_req {
+	const char		*model;
+	const char		*system;
+	struct llm_msg		*msgs;
+	const struct llm_tool	*tools;
+	unsigned		 ntools;
+	unsigned		 max_tokens;	/* 0: the provider's default */
+	int			 stream;
+};
+
+enum llm_stop {
+	LLM_STOP_NONE,		/* not seen: the reply is incomplete */
+	LLM_STOP_END,		/* the model finished its answer */
+	LLM_STOP_TOOLS,		/* it wants tool results */
+	LLM_STOP_LENGTH,	/* max tokens */
+	LLM_STOP_OTHER,		/* content filter, refusal, ... */
+};
+
+/* Streamed output, as it arrives. Any member may be NULL. */
+struct llm_sink {
+	void	(*text)(void *ctx, const char *s, size_t n);
+	void	(*call)(void *ctx, const struct llm_call *c);
+	void	*ctx;
+};
+
+/* The reply being assembled. Protocol decoders call the acc_* functions. */
+struct llm_acc {
+	struct arena	*a;		/* where the finished reply lives */
+	struct arena	*tmp;		/* per-event scratch, reset by llm.c */
+	struct sbuf	 text;		/* heap-backed */
+	struct {
+		struct sbuf	 args;	/* heap-backed */
+		char		*id, *name;
+		int		 used;
+	}		 calls[LLM_MAX_CALLS];
+	unsigned	 ncalls;
+	enum llm_stop	 stop;
+	const char	*stop_raw;
+	unsigned long	 in_tokens, out_tokens;
+	int		 done;		/* the terminal event was seen */
+	int		 err;		/* sticky -E_* */
+	char		 why[256];	/* the provider's words for an error */
+	const struct llm_sink *sink;
+	unsigned	 nevents;
+};
+
+void	acc_text(struct llm_acc *acc, const char *s, size_t n);
+/* Start or update call `idx` (0..LLM_MAX_CALLS-1); id or name may be NULL
+ * to keep what is there. */
+void	acc_call(struct llm_acc *acc, unsigned idx, const char *id, size_t idn,
+	    const char *name, size_t namen);
+void	acc_args(struct llm_acc *acc, unsigned idx, const char *s, size_t n);
+/* Set a protocol error with the provider's message; sticky. */
+void	acc_fail(struct llm_acc *acc, int e, const char *fmt, ...)
+	    ATTR_PRINTF(3, 4);
+void	acc_stop(struct llm_acc *acc, const char *raw, size_t n);
+
+/* A JSON token as a NUL-terminated copy in acc->tmp, or NULL. */
+char	*acc_str(struct llm_acc *acc, const struct json_doc *d, int tok,
+	    size_t *len);
+
+struct llm_reply {
+	char		*text;
+	size_t		 text_len;
+	struct llm_call	*calls;
+	unsigned	 ncalls;
+	enum llm_stop	 stop;
+	const char	*stop_raw;
+	unsigned long	 in_tokens, out_tokens;
+};
+
+/* One wire protocol. */
+struct llm_proto {
+	const char	*name;
+	const char	*path;		/* appended to the base URL */
+	unsigned	 ndjson : 1;	/* streams NDJSON, not SSE */
+	unsigned	 anthropic_auth : 1;
+	unsigned	 lax_end : 1;	/* EOF after a stop reason is complete */
+	/* The request body. */
+	void	(*body)(const struct llm_req *q, struct json_writer *w);
+	/* One streamed SSE event (event name, data) or NDJSON line (event
+	 * NULL). Sets acc->done on the terminal event. */
+	void	(*event)(struct llm_acc *acc, const char *event,
+		    const char *data, size_t n);
+	/* A whole non-streamed JSON reply body. */
+	void	(*whole)(struct llm_acc *acc, const char *body, size_t n);
+};
+
+extern const struct llm_proto llm_openai, llm_responses, llm_anthropic,
+    llm_ollama;
+
+/* Find a protocol by name: "openai" (Chat Completions, also for llama.cpp,
+ * vLLM, LM Studio, Ollama's /v1), "responses", "anthropic", "ollama". */
+const struct llm_proto *llm_proto_find(const char *name);
+
+/* Where and how to talk. */
+struct llm_conf {
+	const struct llm_proto	*proto;
+	const char		*base_url;	/* e.g. https://api.openai.com */
+	const char		*api_key;	/* NULL: none sent */
+	const char		*anthropic_version;
+	const char		*ca_file;	/* NULL: the system bundle */
+	int			 bearer;	/* anthropic: Bearer, not x-api-key */
+	int			 connect_ms, first_ms, idle_ms;
+	unsigned		 retries;	/* extra attempts on 429/5xx */
+	unsigned		 max_backoff_ms;
+};
+
+void	llm_conf_defaults(struct llm_conf *c);
+
+/* Client state kept across requests: trust anchors, a kept-alive
+ * connection, the last error in words. Lives in `perm`. */
+struct llm_client;
+
+struct llm_client *llm_client_new(struct arena *perm, const struct llm_conf *c);
+
+/* Send q and assemble the reply into *r (strings in `a`). Streamed text
+ * goes to sink as it arrives. Retries 429/502/503/529 and failed
+ * connections with backoff (Retry-After honoured) only while nothing has
+ * reached the sink. Returns 0, or -E_* with llm_why() in words. */
+int	llm_send(struct llm_client *cl, struct arena *a, const struct llm_req *q,
+	    const struct llm_sink *sink, struct llm_reply *r);
+
+const char *llm_why(const struct llm_client *cl);
+/* HTTP status of the last reply (0 if none), attempts made. */
+int	llm_status(const struct llm_client *cl);
+unsigned llm_attempts(const struct llm_client *cl);
+
+/* Decode a stream or body from memory, as llm_send would (for replay tests
+ * and fuzzing): feeds `data` in pieces of `step` bytes (0 = whole). */
+int	llm_decode(const struct llm_proto *p, struct arena *a, int stream,
+	    const char *data, size_t n, size_t step,
+	    const struct llm_sink *sink, struct llm_reply *r, char *why,
+	    size_t whylen);
+
+#endif
