@@ -167,6 +167,9 @@ error_event(struct out *o, struct llm_client *cl)
 	struct json_writer w;
 	struct sbuf sb;
 
+	if (o->text_open)
+		putchar('\n');
+	fflush(stdout);
 	log_err("llm: %s", llm_why(cl));
 	if (!o->json)
 		return;

@@ -613,6 +613,21 @@ error_body(struct llm_client *cl, struct arena *a, int status,
 	arena_reset_to(a, m);
 }
 
+/* Words for a failure while talking over an open connection. */
+static const char *
+conn_why(struct llm_client *cl, int e)
+{
+	if (e == -E_TLS && cl->tls != NULL && cl->url.https)
+		return tls_why(cl->tls);
+	if ((e == -E_IO || e == -E_TIMEOUT) && cl->net.why != NULL)
+		return cl->net.why;
+	if (e == -E_PROTO)
+		return "the reply was cut off or is not valid HTTP";
+	if (e == -E_LIMIT)
+		return "the reply head is too large";
+	return err_str(e);
+}
+
 static int
 retryable(int status)
 {
@@ -651,7 +666,7 @@ attempt(struct llm_client *cl, struct arena *a, struct arena *tmp,
 	if (!cl->up) {
 		if ((e = connect_server(cl)) != 0) {
 			disconnect(cl);
-			*again = e != -E_NOMEM && e != -E_TLS;
+			*again = e == -E_IO || e == -E_TIMEOUT;
 			return e;
 		}
 		fresh = 1;
@@ -664,9 +679,7 @@ attempt(struct llm_client *cl, struct arena *a, struct arena *tmp,
 		*again = e != -E_NOMEM;
 		if (!fresh)	/* a kept-alive connection the server closed */
 			*wait_ms = 0;
-		return fail(cl, e, "%s: %s", cl->url.host, cl->tls != NULL &&
-		    e == -E_TLS ? tls_why(cl->tls) : cl->net.why != NULL ?
-		    cl->net.why : err_str(e));
+		return fail(cl, e, "%s: %s", cl->url.host, conn_why(cl, e));
 	}
 	cl->status = resp.status;
 	if (resp.status >= 300 && resp.status < 400) {
@@ -703,9 +716,7 @@ attempt(struct llm_client *cl, struct arena *a, struct arena *tmp,
 			break;
 	if (n < 0) {
 		e = fail(cl, (int)n, "reading the reply from %s: %s",
-		    cl->url.host, cl->tls != NULL && n == -E_TLS ?
-		    tls_why(cl->tls) : cl->net.why != NULL ? cl->net.why :
-		    "the reply was cut off");
+		    cl->url.host, conn_why(cl, (int)n));
 		*again = !cl->delivered;
 		disconnect(cl);
 		goto out;
@@ -788,8 +799,16 @@ llm_send(struct llm_client *cl, struct arena *a, const struct llm_req *q,
 		cl->attempts++;
 		e = attempt(cl, a, &tmp, q, &head, &body, r, &again, &wait);
 		arena_reset_to(&tmp, m);
-		if (e == 0 || !again || cl->delivered || i >= cl->c.retries)
+		if (e == 0 || !again || cl->delivered)
 			break;
+		if (i >= cl->c.retries) {
+			size_t k = strlen(cl->why);
+
+			if (i > 0)
+				snprintf(cl->why + k, sizeof(cl->why) - k,
+				    " (gave up after %u attempts)", i + 1);
+			break;
+		}
 		backoff = 500L << (i < 10 ? i : 10);
 		backoff += (long)((unsigned long)net_now_ms() * 2654435761u %
 		    (unsigned long)(backoff / 2 + 1));

@@ -72,7 +72,8 @@ put_results(struct json_writer *w, const struct llm_msg *m)
 		json_end_obj(w);
 	}
 	if (m != NULL && m->role == LLM_USER) {
-		text_block(w, m->text, m->text_len);
+		if (m->text_len > 0)
+			text_block(w, m->text, m->text_len);
 		m = m->next;
 	}
 	json_end_arr(w);
@@ -269,7 +270,8 @@ whole(struct llm_acc *acc, const char *body, size_t n)
 	if (parse(acc, body, n, &d) != 0 || error(acc, &d))
 		return;
 	arr = json_get(&d, 0, "content");
-	nb = arr >= 0 && d.t[arr].type == JSON_ARR ? (unsigned)d.t[arr].size : 0;
+	nb = arr >= 0 && d.t[arr].type == JSON_ARR ?
+	    (unsigned)d.t[arr].size : 0;
 	for (i = 0, b = arr + 1; i < nb && !acc->err; i++, b = json_skip(&d, b))
 		if (json_eq(&d, json_get(&d, b, "type"), "text"))
 			text(acc, &d, b, "text");
@@ -281,7 +283,6 @@ whole(struct llm_acc *acc, const char *body, size_t n)
 		}
 	stop(acc, &d, 0);
 	usage(acc, &d, json_get(&d, 0, "usage"));
-	acc->done = 1;
 }
 
 const struct llm_proto llm_anthropic = {

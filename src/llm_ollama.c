@@ -154,7 +154,8 @@ line(struct llm_acc *acc, const char *data, size_t n)
 	if ((s = acc_str(acc, &d, json_get(&d, m, "content"), &len)) != NULL)
 		acc_text(acc, s, len);
 	arr = json_get(&d, m, "tool_calls");
-	nc = arr >= 0 && d.t[arr].type == JSON_ARR ? (unsigned)d.t[arr].size : 0;
+	nc = arr >= 0 && d.t[arr].type == JSON_ARR ?
+	    (unsigned)d.t[arr].size : 0;
 	for (i = 0, tc = arr + 1; i < nc && !acc->err;
 	    i++, tc = json_skip(&d, tc))
 		tool_call(acc, &d, tc);

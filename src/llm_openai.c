@@ -87,7 +87,8 @@ body(const struct llm_req *q, struct json_writer *w)
 			json_key(w, "name");
 			json_put_str(w, q->tools[i].name);
 			json_key(w, "description");
-			json_put_str(w, q->tools[i].description);
+			json_put_str(w, q->tools[i].description != NULL ?
+			    q->tools[i].description : "");
 			json_key(w, "parameters");
 			json_put_raw(w, q->tools[i].params,
 			    strlen(q->tools[i].params));

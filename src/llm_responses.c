@@ -72,7 +72,8 @@ body(const struct llm_req *q, struct json_writer *w)
 			json_key(w, "name");
 			json_put_str(w, m->calls[i].name);
 			json_key(w, "arguments");
-			json_put_strn(w, m->calls[i].args, m->calls[i].args_len);
+			json_put_strn(w, m->calls[i].args,
+			    m->calls[i].args_len);
 			json_end_obj(w);
 		}
 	}
@@ -162,7 +163,8 @@ call(struct llm_acc *acc, const struct json_doc *d, int it, long long k)
 	args(acc, d, it, "arguments", (unsigned)k);
 }
 
-/* The response object at the end: usage, then how it ended. */
+/* The response object at the end: usage, then how it ended (its status,
+ * else st; neither: not a reply). */
 static void
 result(struct llm_acc *acc, const struct json_doc *d, int r, const char *st)
 {
@@ -181,6 +183,8 @@ result(struct llm_acc *acc, const struct json_doc *d, int r, const char *st)
 	}
 	if ((s = acc_str(acc, d, json_get(d, r, "status"), NULL)) != NULL)
 		st = s;
+	if (st == NULL)
+		return;
 	if (strcmp(st, "failed") == 0) {
 		fail(acc, d, -1);
 		return;
@@ -253,7 +257,8 @@ whole(struct llm_acc *acc, const char *body, size_t n)
 	if (parse(acc, body, n, &d) != 0)
 		return;
 	arr = json_get(&d, 0, "output");
-	ni = arr >= 0 && d.t[arr].type == JSON_ARR ? (unsigned)d.t[arr].size : 0;
+	ni = arr >= 0 && d.t[arr].type == JSON_ARR ?
+	    (unsigned)d.t[arr].size : 0;
 	for (i = 0, it = arr + 1; i < ni && !acc->err;
 	    i++, it = json_skip(&d, it)) {
 		if (json_eq(&d, json_get(&d, it, "type"), "function_call")) {
@@ -277,7 +282,7 @@ whole(struct llm_acc *acc, const char *body, size_t n)
 				acc_text(acc, s, len);
 		}
 	}
-	result(acc, &d, 0, "completed");
+	result(acc, &d, 0, NULL);
 }
 
 const struct llm_proto llm_responses = {

@@ -102,6 +102,8 @@ net_connect(struct net_conn *c, const char *host, unsigned port,
 		}
 		setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		freeaddrinfo(res);
+		c->why = NULL;
+		c->err_no = 0;
 		return 0;
 next:
 		close(c->fd);

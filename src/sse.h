@@ -73,8 +73,9 @@ int	sse_feed(struct sse *p, const char *data, size_t n, sse_event_fn fn,
  * by a blank line, a pending event whose last line was complete is
  * dispatched: some servers close the stream without the final blank line.
  * A line cut before its end is -E_PART: the stream was truncated, and the
- * caller must not take the reply as complete. Returns 0, -E_PART, the
- * sticky error, or fn's error. */
+ * caller must not take the reply as complete (the pending event is not
+ * dispatched; -E_PART is returned again but not made sticky). Returns 0,
+ * -E_PART, the sticky error, or fn's error. */
 int	sse_finish(struct sse *p, sse_event_fn fn, void *ctx);
 
 /* One line, without its line end; line[len] is NUL. Return 0 or -E_*. */
