@@ -492,7 +492,8 @@ llm_client_new(struct arena *perm, const struct llm_conf *c)
 	    c->proto->path);
 	if (cl->path == NULL)
 		return NULL;
-	find_proxy(cl);
+	if (find_proxy(cl) != 0)
+		cl->path = NULL;	/* llm_send fails with cl->why */
 	return cl;
 }
 

@@ -163,6 +163,8 @@ void	llm_conf_defaults(struct llm_conf *c);
  * connection, the last error in words. Lives in `perm`. */
 struct llm_client;
 
+/* A client for c, in perm; NULL only when out of memory. A bad base URL
+ * or proxy setting makes every llm_send fail with the reason in llm_why. */
 struct llm_client *llm_client_new(struct arena *perm, const struct llm_conf *c);
 
 /* Send q and assemble the reply into *r (strings in `a`). Streamed text
