@@ -123,7 +123,7 @@ http_url_parse(struct arena *a, const char *url, struct http_url *u)
 		u->is_ipv6 = 1;
 	} else {
 		for (h = s = p; s < end && *s != ':'; s++)
-			if (!is_alnum(*s) && *s != '-' && *s != '.' && *s != '_')
+			if (!is_alnum(*s) && strchr("-._", *s) == NULL)
 				return -E_INVAL;
 		hn = (size_t)(s - h);
 		if (hn == 0 || hn > 255)
@@ -577,8 +577,8 @@ line_end(struct http_body *b)
 		b->state = B_SIZE;
 		break;
 	default:
-		if (b->line == 0)
-			b->state = B_DONE;	/* the empty line after trailers */
+		if (b->line == 0)	/* the empty line after trailers */
+			b->state = B_DONE;
 	}
 	b->line = 0;
 	return 0;
@@ -600,9 +600,10 @@ http_body_feed(struct http_body *b, const char *in, size_t n, size_t *used)
 			if (b->mode != HTTP_BODY_CLOSE) {
 				if (b->left < k)
 					k = (size_t)b->left;
-				if ((b->left -= k) == 0)
-					b->state = b->mode == HTTP_BODY_CHUNKED ?
-					    B_DATA_END : B_DONE;
+				b->left -= k;
+				if (b->left == 0)
+					b->state = b->mode == HTTP_BODY_LENGTH ?
+					    B_DONE : B_DATA_END;
 			}
 			*used = i + k;
 			return (long)k;

@@ -13,9 +13,9 @@
 #include "base.h"
 #include "str.h"
 
-#define HTTP_MAX_HEADERS	64		/* header lines in one head */
-#define HTTP_MAX_HEAD		(16u << 10)	/* bytes of head, interims too */
-#define HTTP_MAX_LINE		1024		/* a chunk-size or trailer line */
+#define HTTP_MAX_HEADERS	64		/* header lines in a head */
+#define HTTP_MAX_HEAD		(16u << 10)	/* head bytes, with interims */
+#define HTTP_MAX_LINE		1024		/* chunk-size or trailer line */
 
 /* The transport. read returns >0 bytes, 0 at EOF, or a negative -E_*
  * (-E_TIMEOUT, -E_IO, -E_TLS...); write sends all n bytes and returns 0
@@ -130,7 +130,7 @@ enum http_framing {
 
 /* Body decoder state; fields private. */
 struct http_body {
-	uint64_t	 left;		/* of the body or chunk; trailer bytes */
+	uint64_t	 left;		/* in body or chunk; trailer bytes */
 	unsigned	 line;		/* bytes in the current framing line */
 	int		 err;
 	unsigned char	 mode, state, cr, digits;

@@ -164,8 +164,15 @@ acc_finish(struct llm_acc *acc, struct llm_reply *r)
 	memset(r, 0, sizeof(*r));
 	if (acc->err)
 		return acc->err;
-	r->text = copy(acc, acc->text.p, acc->text.len);
+	/* The text is handed over, not copied: a 1 MiB reply fits a 2 MiB
+	 * budget. */
+	if (acc->text.cap == 0)
+		sbuf_addc(&acc->text, '\0'), sbuf_truncate(&acc->text, 0);
+	if (acc->text.err)
+		acc_fail(acc, -E_NOMEM, "out of memory");
+	r->text = acc->text.p;
 	r->text_len = acc->text.len;
+	sbuf_init(&acc->text, NULL, 0);
 	if (acc->ncalls > 0)
 		r->calls = arena_zalloc(acc->a, acc->ncalls * sizeof(*r->calls));
 	if (acc->ncalls > 0 && r->calls == NULL)
@@ -336,6 +343,7 @@ llm_decode(const struct llm_proto *p, struct arena *a, int stream,
 	size_t off, k;
 	int e;
 
+	memset(r, 0, sizeof(*r));
 	arena_init(&tmp, "decode");
 	if ((d = mem_alloc(sizeof(*d))) == NULL)
 		return -E_NOMEM;
@@ -348,6 +356,8 @@ llm_decode(const struct llm_proto *p, struct arena *a, int stream,
 			e = dec_end(d);
 		if (e == 0)
 			e = acc_finish(&d->acc, r);
+		if (e != 0)
+			llm_reply_release(r);
 		if (e != 0 && why != NULL)
 			snprintf(why, whylen, "%s", d->acc.why[0] ? d->acc.why :
 			    err_str(e));
@@ -356,6 +366,16 @@ llm_decode(const struct llm_proto *p, struct arena *a, int stream,
 	mem_free(d);
 	arena_reset(&tmp);
 	return e;
+}
+
+/* see llm.h */
+void
+llm_reply_release(struct llm_reply *r)
+{
+	if (r->text != NULL)
+		mem_free(r->text);
+	r->text = NULL;
+	r->text_len = 0;
 }
 
 /* see llm.h */
@@ -727,6 +747,7 @@ attempt(struct llm_client *cl, struct arena *a, struct arena *tmp,
 	if (d->acc.err == 0)
 		acc_finish(&d->acc, r);
 	if ((e = d->acc.err) != 0) {
+		llm_reply_release(r);
 		fail(cl, e, "%s", d->acc.why);
 		disconnect(cl);
 	}
@@ -753,6 +774,7 @@ llm_send(struct llm_client *cl, struct arena *a, const struct llm_req *q,
 	long wait, backoff;
 	int e, again;
 
+	memset(r, 0, sizeof(*r));
 	if (cl->path == NULL)
 		return -E_INVAL;
 	target.path = cl->path;

@@ -110,6 +110,8 @@ void	acc_stop(struct llm_acc *acc, const char *raw, size_t n);
 char	*acc_str(struct llm_acc *acc, const struct json_doc *d, int tok,
 	    size_t *len);
 
+/* A reply: text on the heap, owned by the reply (llm_reply_release); the
+ * calls and stop reason in the arena given to llm_send or llm_decode. */
 struct llm_reply {
 	char		*text;
 	size_t		 text_len;
@@ -173,6 +175,9 @@ struct llm_client *llm_client_new(struct arena *perm, const struct llm_conf *c);
  * reached the sink. Returns 0, or -E_* with llm_why() in words. */
 int	llm_send(struct llm_client *cl, struct arena *a, const struct llm_req *q,
 	    const struct llm_sink *sink, struct llm_reply *r);
+
+/* Give back the reply's text. */
+void	llm_reply_release(struct llm_reply *r);
 
 const char *llm_why(const struct llm_client *cl);
 /* HTTP status of the last reply (0 if none), attempts made. */

@@ -34,7 +34,14 @@ grow(struct sbuf *sb, size_t n)
 	if (ncap > sb->max + 1)
 		ncap = sb->max + 1;
 	if (sb->a == NULL) {
-		if ((np = mem_realloc(sb->cap ? sb->p : NULL, ncap)) == NULL)
+		np = mem_realloc(sb->cap ? sb->p : NULL, ncap);
+		if (np == NULL && ncap > want) {	/* tight fit instead */
+			ncap = (want + 4095) & ~(size_t)4095;
+			if (ncap > sb->max + 1)
+				ncap = sb->max + 1;
+			np = mem_realloc(sb->cap ? sb->p : NULL, ncap);
+		}
+		if (np == NULL)
 			return sb->err = -E_NOMEM;
 		if (sb->cap == 0)
 			np[0] = '\0';
