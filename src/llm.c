@@ -186,13 +186,15 @@ acc_finish(struct llm_acc *acc, struct llm_reply *r)
 		c->name = acc->calls[i].name != NULL ? acc->calls[i].name : "";
 		c->id = acc->calls[i].id != NULL ? acc->calls[i].id :
 		    arena_printf(acc->a, "call_%u", i);
+		if (c->id == NULL)
+			acc_fail(acc, -E_NOMEM, "out of memory");
 		if (ab->len == 0)
 			c->args = copy(acc, "{}", 2), c->args_len = 2;
 		else
 			c->args = copy(acc, ab->p, ab->len),
 			    c->args_len = ab->len;
 		m = arena_mark(acc->tmp);
-		c->bad_args = json_parse(acc->tmp, ab->p, ab->len, 4096, &d)
+		c->bad_args = json_parse(acc->tmp, ab->p, ab->len, 1u << 16, &d)
 		    != 0 || d.n == 0 || d.t[0].type != JSON_OBJ;
 		if (ab->len == 0)
 			c->bad_args = 0;
@@ -206,8 +208,9 @@ acc_finish(struct llm_acc *acc, struct llm_reply *r)
 	r->stop_raw = acc->stop_raw;
 	r->in_tokens = acc->in_tokens;
 	r->out_tokens = acc->out_tokens;
-	if (r->stop == LLM_STOP_NONE && k > 0)
-		r->stop = LLM_STOP_TOOLS;
+	/* The terminal event came without a reason: say what happened. */
+	if (r->stop == LLM_STOP_NONE)
+		r->stop = k > 0 ? LLM_STOP_TOOLS : LLM_STOP_END;
 	return acc->err;
 }
 

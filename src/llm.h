@@ -60,7 +60,7 @@ struct llm_req {
 };
 
 enum llm_stop {
-	LLM_STOP_NONE,		/* not seen: the reply is incomplete */
+	LLM_STOP_NONE,		/* none yet (never in a finished reply) */
 	LLM_STOP_END,		/* the model finished its answer */
 	LLM_STOP_TOOLS,		/* it wants tool results */
 	LLM_STOP_LENGTH,	/* max tokens */

@@ -157,7 +157,7 @@ error(struct llm_acc *acc, const struct json_doc *d)
 	int e = json_get(d, 0, "error");
 	char *msg;
 
-	if (e < 0)
+	if (e < 0 || json_is_null(d, e))
 		return 0;
 	msg = acc_str(acc, d, d->t[e].type == JSON_OBJ ?
 	    json_get(d, e, "message") : e, NULL);
@@ -181,8 +181,10 @@ choices(struct llm_acc *acc, const struct json_doc *d, const char *part)
 		    d->t[t].type == JSON_STR && (s = acc_str(acc, d, t, &n)))
 			acc_text(acc, s, n);
 		arr = json_get(d, delta, "tool_calls");
-		for (i = 0; (t = json_at(d, arr, i)) >= 0; i++)
-			tool_call(acc, d, t, i);
+		if (arr >= 0 && d->t[arr].type == JSON_ARR)
+			for (i = 0, t = arr + 1; i < (unsigned)d->t[arr].size;
+			    i++, t = json_skip(d, t))
+				tool_call(acc, d, t, i);
 		if ((s = acc_str(acc, d, json_get(d, c, "finish_reason"), &n)))
 			acc_stop(acc, s, n);
 	}
@@ -229,7 +231,7 @@ whole(struct llm_acc *acc, const char *body, size_t n)
 	if (parse(acc, body, n, &d) != 0 || error(acc, &d))
 		return;
 	choices(acc, &d, "message");
-	acc->done = 1;
+	acc->done = json_get(&d, 0, "choices") >= 0;
 }
 
 const struct llm_proto llm_openai = {
