@@ -695,6 +695,7 @@ attempt(struct llm_client *cl, struct arena *a, struct arena *tmp,
 		}
 		fresh = 1;
 	}
+	cl->hc.now = (long long)time(NULL);	/* for Retry-After dates */
 	e = http_send(&cl->hc, head, body->p, body->len);
 	if (e == 0)
 		e = http_read_head(&cl->hc, tmp, &resp);
@@ -726,7 +727,8 @@ attempt(struct llm_client *cl, struct arena *a, struct arena *tmp,
 		if (retryable(resp.status)) {
 			*again = 1;
 			if (resp.retry_after >= 0)
-				*wait_ms = resp.retry_after * 1000;
+				*wait_ms = resp.retry_after > 86400 ? 86400000L :
+				    resp.retry_after * 1000;
 		}
 		return -E_PROTO;
 	}

@@ -116,11 +116,29 @@ cmd_write(int fd, const char *buf, size_t n)
 	return 0;
 }
 
+/* Peak resident set of this process in KiB, from /proc (0 if unknown). */
+static long
+vm_hwm(void)
+{
+	char line[128];
+	long kb = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, "VmHWM:", 6) == 0)
+			kb = strtol(line + 6, NULL, 10);
+	fclose(f);
+	return kb;
+}
+
 static void
 print_stats(void)
 {
 	fprintf(stderr, "skillbox: memory: budget %zu KiB, peak %zu bytes, "
-	    "in use %zu bytes\n", mem_budget() >> 10, mem_peak(), mem_used());
+	    "in use %zu bytes, peak RSS (VmHWM) %ld KiB\n", mem_budget() >> 10,
+	    mem_peak(), mem_used(), vm_hwm());
 }
 
 int
