@@ -3,6 +3,7 @@
 #ifndef CMD_H
 #define CMD_H
 
+#include "agent.h"
 #include "arena.h"
 #include "base.h"
 
@@ -12,6 +13,7 @@ enum {
 	EXIT_FAIL	= 1,	/* the work failed: invalid skill, error */
 	EXIT_USAGE	= 2,	/* bad command line */
 	EXIT_NOMEM	= 3,	/* the memory budget ran out */
+	EXIT_LIMIT	= 4,	/* a limit stopped the turn */
 };
 
 /* Process-wide state of one invocation: the one mutable global. */
@@ -21,6 +23,7 @@ struct app {
 	int		 stats;		/* --stats: print memory use at exit */
 	int		 quiet;
 	const char	*prog;
+	const char	*config;	/* -c FILE */
 };
 
 extern struct app app;
@@ -37,7 +40,29 @@ int	cmd_usage(const char *applet, const char *fmt, ...) ATTR_PRINTF(2, 3);
 /* Write all of buf to fd; returns 0 or -E_IO (EPIPE included). */
 int	cmd_write(int fd, const char *buf, size_t n);
 
+/* How run and chat print what the agents do. */
+struct cmd_printer {
+	int	json;		/* NDJSON events */
+	int	stream;		/* text as it arrives */
+	int	progress;	/* progress lines on stderr */
+	int	open;		/* streamed text without its newline */
+};
+
+/* Load the configuration and open the agent with its session. Returns 0
+ * or an exit status (the error said). */
+int	cmd_agent_open(struct agent **out, const char *session, int resume,
+	    int stream, int json, int nolog, struct cmd_printer *p);
+void	cmd_agent_answer(struct cmd_printer *p, enum agent_status st,
+	    const char *final);
+int	cmd_agent_status(enum agent_status st);
+
+int	cmd_chat(int argc, char **argv);
+int	cmd_config(int argc, char **argv);
+int	cmd_exec(int argc, char **argv);
 int	cmd_llm(int argc, char **argv);
+int	cmd_run(int argc, char **argv);
+int	cmd_sandbox(int argc, char **argv);
+int	cmd_session(int argc, char **argv);
 int	cmd_skills(int argc, char **argv);
 int	cmd_version(int argc, char **argv);
 

@@ -1,6 +1,7 @@
 /* main.c - the multi-call entry: `skillbox [OPTIONS] APPLET [ARGS]`, or an
  * applet called through a link of its own name. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -24,7 +25,13 @@ struct applet {
 
 /* Sorted by name. */
 static const struct applet applets[] = {
+	{ "chat", cmd_chat, SUMMARY_CHAT, HELP_CHAT },
+	{ "config", cmd_config, SUMMARY_CONFIG, HELP_CONFIG },
+	{ "exec", cmd_exec, SUMMARY_EXEC, HELP_EXEC },
 	{ "llm", cmd_llm, SUMMARY_LLM, HELP_LLM },
+	{ "run", cmd_run, SUMMARY_RUN, HELP_RUN },
+	{ "sandbox", cmd_sandbox, SUMMARY_SANDBOX, HELP_SANDBOX },
+	{ "session", cmd_session, SUMMARY_SESSION, HELP_SESSION },
 	{ "skills", cmd_skills, SUMMARY_SKILLS, HELP_SKILLS },
 	{ "version", cmd_version, SUMMARY_VERSION, HELP_VERSION },
 };
@@ -53,15 +60,19 @@ usage(FILE *f)
 		fprintf(f, "  %-10s %s\n", applets[i].name, applets[i].summary);
 	fprintf(f,
 	    "\nOptions (before the applet):\n"
+	    "  -c, --config FILE  skillbox.yaml (default $SKILLBOX_CONFIG,\n"
+	    "                     ./skillbox.yaml, /etc/skillbox/skillbox.yaml)\n"
 	    "  -m, --memory SIZE  memory budget, e.g. 512k, 4M (default %uk;\n"
-	    "                     also $SKILLBOX_MEMORY)\n"
+	    "                     also $SKILLBOX_MEMORY, or memory: in the\n"
+	    "                     configuration)\n"
 	    "  -v, --verbose      more diagnostics (twice: debug)\n"
 	    "  -q, --quiet        errors only\n"
 	    "      --stats        print memory use at exit\n"
 	    "  -h, --help         this text; `skillbox APPLET --help` for one\n"
 	    "  -V, --version      same as `skillbox version`\n"
 	    "\nExit status: 0 ok, 1 failure, 2 usage error, 3 memory budget "
-	    "exhausted.\n", MEM_DEFAULT >> 10);
+	    "exhausted,\n4 a limit (turns, time, tokens, budget) stopped the "
+	    "turn.\n", MEM_DEFAULT >> 10);
 }
 
 int
@@ -141,11 +152,56 @@ print_stats(void)
 	    mem_peak(), mem_used(), vm_hwm());
 }
 
+/* The `memory:` of the configuration, read before the budget exists (so
+ * with a stack buffer and no stdio): a top-level line "memory: SIZE". The
+ * full parse later checks it. */
+static const char *
+config_memory(const char *path)
+{
+	static char val[32];
+	const char *env = getenv("SKILLBOX_CONFIG");
+	const char *cand[] = { path, env, "skillbox.yaml",
+	    "/etc/skillbox/skillbox.yaml" };
+	char buf[8192], *p, *e;
+	size_t i, k;
+	ssize_t n = -1;
+	int fd = -1;
+
+	for (i = 0; i < ARRAY_LEN(cand) && fd < 0; i++)
+		if (cand[i] != NULL && *cand[i] != '\0') {
+			fd = open(cand[i], O_RDONLY | O_CLOEXEC);
+			if (i < 2)	/* named: no fallback */
+				break;
+		}
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	for (p = buf; p != NULL; p = (p = strchr(p, '\n')) ? p + 1 : NULL) {
+		if (strncmp(p, "memory:", 7) != 0)
+			continue;
+		for (p += 7; *p == ' ' || *p == '\t' || *p == '"' ||
+		    *p == '\''; p++)
+			;
+		for (e = p, k = 0; *e != '\0' && *e != '\n' && *e != ' ' &&
+		    *e != '#' && *e != '"' && *e != '\'' && *e != '\r' &&
+		    k < sizeof(val) - 1; e++)
+			val[k++] = *e;
+		val[k] = '\0';
+		return k > 0 ? val : NULL;
+	}
+	return NULL;
+}
+
 int
 main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "memory", required_argument, NULL, 'm' },
+		{ "config", required_argument, NULL, 'c' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "stats", no_argument, NULL, 'S' },
@@ -162,10 +218,11 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if ((a = find(base)) == NULL) {
 		/* "+": stop at the applet name, its options are its own. */
-		while ((c = getopt_long(argc, argv, "+m:vqhV", opts,
+		while ((c = getopt_long(argc, argv, "+m:c:vqhV", opts,
 		    NULL)) != -1) {
 			switch (c) {
 			case 'm': mem = optarg; break;
+			case 'c': app.config = optarg; break;
 			case 'v': verbose++; break;
 			case 'q': app.quiet = 1; break;
 			case 'S': app.stats = 1; break;
@@ -188,6 +245,8 @@ main(int argc, char **argv)
 		log_set_level(verbose > 1 ? LOG_DEBUG : LOG_INFO);
 	if (app.quiet)
 		log_set_level(LOG_ERR);
+	if (mem == NULL)
+		mem = config_memory(app.config);
 	if (mem != NULL && (mem_parse_size(mem, &budget) != 0 ||
 	    budget < MEM_MIN || budget > MEM_MAX))
 		return cmd_usage(NULL, "--memory '%s': want a size from %uk to "

@@ -1009,7 +1009,7 @@ skill_load(const struct skill *sk, struct arena *a, char **fm, char **body,
 
 /* see skill.h */
 int
-skill_path(const struct skill *sk, struct arena *a, const char *rel,
+skill_confine(struct arena *a, const char *dir, const char *rel,
     int must_exist, char **out)
 {
 	char root[PATH_MAX], full[PATH_MAX], res[PATH_MAX], *slash;
@@ -1017,7 +1017,7 @@ skill_path(const struct skill *sk, struct arena *a, const char *rel,
 
 	if (rel[0] == '/' || rel[0] == '\0')
 		return -E_DENIED;
-	if (realpath(sk->dir, root) == NULL)
+	if (realpath(dir, root) == NULL)
 		return -E_NOENT;
 	if ((size_t)snprintf(full, sizeof(full), "%s/%s", root, rel) >=
 	    sizeof(full))
@@ -1039,6 +1039,14 @@ skill_path(const struct skill *sk, struct arena *a, const char *rel,
 		return *out != NULL ? 0 : -E_NOMEM;
 	}
 	return (*out = arena_strdup(a, res)) != NULL ? 0 : -E_NOMEM;
+}
+
+/* see skill.h */
+int
+skill_path(const struct skill *sk, struct arena *a, const char *rel,
+    int must_exist, char **out)
+{
+	return skill_confine(a, sk->dir, rel, must_exist, out);
 }
 
 struct reswalk {

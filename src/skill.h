@@ -110,6 +110,10 @@ const char *skill_file(const struct skill *sk, struct arena *a);
 int	skill_path(const struct skill *sk, struct arena *a, const char *rel,
 	    int must_exist, char **out);
 
+/* The same for any folder `dir` (a workspace). */
+int	skill_confine(struct arena *a, const char *dir, const char *rel,
+	    int must_exist, char **out);
+
 struct skill_res {
 	const char	*path;		/* relative to the skill folder */
 	off_t		 size;

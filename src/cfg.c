@@ -1,0 +1,996 @@
+/* cfg.c - skillbox.yaml: find it, walk its YAML tree against a table of
+ * keys, check every value, and fill struct cfg (see cfg.h). */
+#include "cfg.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fm.h"
+#include "llm.h"
+#include "log.h"
+#include "skill.h"
+#include "str.h"
+
+enum ktype {
+	K_SECTION, K_STR, K_PATH, K_URL, K_ENV, K_PROVIDER, K_BOOL, K_MEM,
+	K_SIZE, K_UINT, K_ULONG, K_MONEY, K_DIRS, K_MODE, K_HANDOFFS, K_PRICES,
+	K_TOOLS, K_LAYERS, K_USER, K_ENVS
+};
+
+struct key {
+	const char	*name;
+	enum ktype	 type;
+	size_t		 off, noff;	/* the field; a list's count */
+	unsigned long	 min, max;	/* numbers; lists: max entries */
+};
+
+#define F(m)		offsetof(struct cfg, m)
+#define L(m, n)		F(m), F(n), 0, CFG_MAX_LIST
+
+static const struct key keys[] = {
+	{ "provider", K_PROVIDER, F(provider), 0, 0, 0 },
+	{ "model", K_STR, F(model), 0, 0, 0 },
+	{ "base_url", K_URL, F(base_url), 0, 0, 0 },
+	{ "api_key_env", K_ENV, F(api_key_env), 0, 0, 0 },
+	{ "anthropic_version", K_STR, F(anthropic_version), 0, 0, 0 },
+	{ "anthropic_bearer", K_BOOL, F(anthropic_bearer), 0, 0, 0 },
+	{ "ca_file", K_PATH, F(ca_file), 0, 0, 0 },
+	{ "memory", K_MEM, F(memory), 0, MEM_MIN, MEM_MAX },
+	{ "skills", K_DIRS, F(skills), F(nskills), 0, CFG_MAX_DIRS },
+	{ "state_dir", K_PATH, F(state_dir), 0, 0, 0 },
+	{ "workspace", K_PATH, F(workspace), 0, 0, 0 },
+	{ "commands_dir", K_PATH, F(commands_dir), 0, 0, 0 },
+	{ "instructions", K_STR, F(instructions), 0, 0, 0 },
+	{ "agents_file", K_PATH, F(agents_file), 0, 0, 0 },
+	{ "skill_mode", K_MODE, F(skill_inline), 0, 0, 0 },
+	{ "handoffs", K_HANDOFFS, L(handoff_pairs, nhandoff_pairs) },
+	{ "limits", K_SECTION, 0, 0, 0, 0 },
+	{ "limits.turns", K_UINT, F(limits.turns), 0, 1, 1000 },
+	{ "limits.time", K_UINT, F(limits.time_s), 0, 1, 86400 },
+	{ "limits.tokens", K_ULONG, F(limits.tokens), 0, 0, 1000000000 },
+	{ "limits.budget", K_MONEY, F(limits.budget), 0, 0, 0 },
+	{ "limits.tool_timeout", K_UINT, F(limits.tool_timeout_s), 0, 1, 3600 },
+	{ "limits.output_cap", K_SIZE, F(limits.output_cap), 0, 1u << 10,
+	    16u << 20 },
+	{ "limits.context_window", K_ULONG, F(limits.context_window), 0, 1000,
+	    10000000 },
+	{ "limits.compact_after", K_UINT, F(limits.compact_after), 0, 2, 10000 },
+	{ "limits.connect_timeout", K_UINT, F(limits.connect_s), 0, 1, 600 },
+	{ "limits.first_byte_timeout", K_UINT, F(limits.first_byte_s), 0, 1,
+	    3600 },
+	{ "limits.idle_timeout", K_UINT, F(limits.idle_s), 0, 1, 3600 },
+	{ "limits.retries", K_UINT, F(limits.retries), 0, 0, 10 },
+	{ "prices", K_PRICES, 0, 0, 0, CFG_MAX_PRICES },
+	{ "sandbox", K_SECTION, 0, 0, 0, 0 },
+	{ "sandbox.allow", K_TOOLS, L(sandbox.allow, sandbox.nallow) },
+	{ "sandbox.deny", K_TOOLS, L(sandbox.deny, sandbox.ndeny) },
+	{ "sandbox.require", K_LAYERS, L(sandbox.require, sandbox.nrequire) },
+	{ "sandbox.user", K_USER, F(sandbox.user), 0, 0, 0 },
+	{ "sandbox.secrets", K_ENVS, L(sandbox.secrets, sandbox.nsecrets) },
+	{ "create_skill", K_BOOL, F(create_skill), 0, 0, 0 },
+};
+
+_Static_assert(ARRAY_LEN(keys) <= CFG_MAX_KEYS, "raise CFG_MAX_KEYS");
+
+static const char *const tools[] = {
+	"Read", "Grep", "Glob", "LS", "Write", "Edit", "WebFetch", "WebSearch",
+	"Fetch", "Bash", "Terminal",
+};
+
+static const char *const layers[] = {
+	"rlimit", "nnp", "landlock", "landlock-net", "netns", "seccomp",
+	"userdrop", "privtmp", "env", "all",
+};
+
+/* One load. */
+struct ld {
+	struct cfg	*c;
+	struct arena	*a;		/* the config's strings */
+	struct arena	 tmp;		/* file text, YAML trees */
+	const char	*file;		/* for messages */
+	const char	*dir;		/* relative paths resolve here */
+	char		*err;
+	size_t		 errlen;
+	unsigned	 instr_line, agents_line, provider_line;
+};
+
+static int
+bad(struct ld *l, int code, unsigned line, const char *fmt, ...)
+	ATTR_PRINTF(4, 5);
+
+/* "file:line: message" (no line when 0) into l->err; returns code. */
+static int
+bad(struct ld *l, int code, unsigned line, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (l->errlen == 0)
+		return code;
+	n = line != 0 ? snprintf(l->err, l->errlen, "%s:%u: ", l->file, line) :
+	    snprintf(l->err, l->errlen, "%s: ", l->file);
+	if (n >= 0 && (size_t)n < l->errlen) {
+		va_start(ap, fmt);
+		vsnprintf(l->err + n, l->errlen - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+static int
+in_set(const char *const *v, size_t n, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(v[i], s) == 0)
+			return 1;
+	return 0;
+}
+
+static int
+is_env_name(const char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i] != '\0'; i++)
+		if (!(s[i] == '_' || (s[i] >= 'A' && s[i] <= 'Z') ||
+		    (i > 0 && s[i] >= '0' && s[i] <= '9')))
+			return 0;
+	return i > 0 && i <= 128;
+}
+
+/* A known tool name, or Bash(CMD:*). */
+static int
+is_tool(const char *s)
+{
+	size_t n = strlen(s), i;
+
+	if (in_set(tools, ARRAY_LEN(tools), s))
+		return 1;
+	if (n < 9 || strncmp(s, "Bash(", 5) != 0 || strcmp(s + n - 3, ":*)") != 0)
+		return 0;
+	for (i = 5; i < n - 3; i++)
+		if (strchr(" \t():", s[i]) != NULL)
+			return 0;
+	return 1;
+}
+
+static int
+is_provider(const char *s)
+{
+	return strcmp(s, "offline") == 0 || llm_proto_find(s) != NULL;
+}
+
+static int
+is_url(const char *s)
+{
+	return (strncmp(s, "http://", 7) == 0 && s[7] != '\0') ||
+	    (strncmp(s, "https://", 8) == 0 && s[8] != '\0');
+}
+
+/* A login name as useradd takes it, or a uid. */
+static int
+is_user(const char *s)
+{
+	size_t i, n = strlen(s);
+
+	if (n == 0 || n > 32)
+		return 0;
+	if (strspn(s, "0123456789") == n)
+		return n <= 10;
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || s[i] == '_' ||
+		    (i > 0 && ((s[i] >= '0' && s[i] <= '9') || s[i] == '-' ||
+		    s[i] == '.' || (s[i] == '$' && i == n - 1)))))
+			return 0;
+	return 1;
+}
+
+static int
+parse_ulong(const char *s, unsigned long min, unsigned long max,
+    unsigned long *out)
+{
+	unsigned long v = 0;
+	unsigned d;
+
+	if (*s == '\0')
+		return -1;
+	for (; *s != '\0'; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		d = (unsigned)(*s - '0');
+		if (v > (max - d) / 10)
+			return -1;
+		v = v * 10 + d;
+	}
+	if (v < min)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* A plain decimal, 0 or more: "1", "0.25", ".5"; no signs or exponents. */
+static int
+parse_money(const char *s, double *out)
+{
+	size_t n = strlen(s), dig = strspn(s, "0123456789");
+
+	if (n == 0 || n > 20)
+		return -1;
+	if (s[dig] == '.' && strspn(s + dig + 1, "0123456789") ==
+	    n - dig - 1 && n > 1)
+		dig = n;
+	if (dig != n)
+		return -1;
+	*out = strtod(s, NULL);
+	return 0;
+}
+
+static void
+fmt_size(char *buf, size_t n, unsigned long v)
+{
+	if (v >= (1ul << 20) && v % (1ul << 20) == 0)
+		snprintf(buf, n, "%luM", v >> 20);
+	else if (v >= 1024 && v % 1024 == 0)
+		snprintf(buf, n, "%luk", v >> 10);
+	else
+		snprintf(buf, n, "%lu", v);
+}
+
+/* What a key wants, in words, for "'key' must be ...". */
+static const char *
+want(const struct key *k, char *buf, size_t n)
+{
+	char lo[24], hi[24];
+
+	switch (k->type) {
+	case K_URL:
+		return "a URL that starts with http:// or https://";
+	case K_ENV:
+		return "an environment variable name like MY_API_KEY";
+	case K_PROVIDER:
+		return "one of openai, responses, anthropic, ollama, offline";
+	case K_BOOL:
+		return "true or false";
+	case K_MEM:
+	case K_SIZE:
+		fmt_size(lo, sizeof(lo), k->min);
+		fmt_size(hi, sizeof(hi), k->max);
+		snprintf(buf, n, "a size from %s to %s, like %s", lo, hi,
+		    k->type == K_MEM ? "2M" : "32k");
+		return buf;
+	case K_UINT:
+	case K_ULONG:
+		snprintf(buf, n, "a whole number from %lu to %lu", k->min,
+		    k->max);
+		return buf;
+	case K_MONEY:
+		return "a number, 0 or more, like 0.25";
+	case K_DIRS:
+		return "a folder or a list of folders";
+	case K_MODE:
+		return "handoff or inline";
+	case K_HANDOFFS:
+		return "all, none or a list of skill pairs like from->to";
+	case K_PRICES:
+		return "a map of model names to { input: N, output: N }";
+	case K_TOOLS:
+		return "a list of tools: Read Grep Glob LS Write Edit WebFetch "
+		    "WebSearch Fetch Bash Terminal Bash(CMD:*)";
+	case K_LAYERS:
+		return "all or a list of layers: rlimit nnp landlock "
+		    "landlock-net netns seccomp userdrop privtmp env";
+	case K_USER:
+		return "a user name or a numeric uid";
+	case K_ENVS:
+		return "a list of environment variable names";
+	case K_SECTION:
+		return "a map of keys";
+	case K_PATH:
+		return "a path";
+	default:
+		return "a string";
+	}
+}
+
+static int
+must(struct ld *l, const struct key *k, const struct fm_node *nd)
+{
+	char buf[96];
+
+	/* A key pasted where its variable's name goes is not echoed. */
+	if (nd->kind == FM_SCALAR && k->type != K_ENV && k->type != K_ENVS)
+		return bad(l, -E_INVAL, nd->line, "'%s' must be %s, not '%.40s'",
+		    k->name, want(k, buf, sizeof(buf)), nd->s);
+	return bad(l, -E_INVAL, nd->line, "'%s' must be %s", k->name,
+	    want(k, buf, sizeof(buf)));
+}
+
+/* A relative path from the file, made absolute from the file's folder;
+ * trailing slashes go. */
+static char *
+resolve(struct ld *l, const char *s)
+{
+	size_t n;
+
+	while (s[0] == '.' && s[1] == '/')
+		for (s += 2; *s == '/'; s++)
+			;
+	if (strcmp(s, ".") == 0)
+		s = "";
+	n = strlen(s);
+	while (n > 1 && s[n - 1] == '/')
+		n--;
+	if (s[0] == '/')
+		return arena_strndup(l->a, s, n);
+	if (n == 0)
+		return arena_strdup(l->a, l->dir);
+	return arena_printf(l->a, "%s%s%.*s", l->dir,
+	    strcmp(l->dir, "/") == 0 ? "" : "/", (int)n, s);
+}
+
+/* The folder of the config file, absolute. */
+static const char *
+file_dir(struct ld *l, const char *file)
+{
+	const char *slash;
+	char *cwd;
+
+	while (file[0] == '.' && file[1] == '/')
+		file += 2;
+	slash = strrchr(file, '/');
+	if (file[0] == '/')
+		return arena_strndup(&l->tmp, file, slash == file ? 1 :
+		    (size_t)(slash - file));
+	if ((cwd = arena_alloc(&l->tmp, 4096)) == NULL)
+		return NULL;
+	if (getcwd(cwd, 4096) == NULL)
+		return "/";
+	if (slash == NULL)
+		return cwd;
+	return arena_printf(&l->tmp, "%s%s%.*s", cwd, strcmp(cwd, "/") ? "/" :
+	    "", (int)(slash - file), file);
+}
+
+static int
+read_file(struct ld *l, const char *path, size_t max, char **out,
+    size_t *len)
+{
+	struct stat st;
+	size_t got = 0;
+	ssize_t r;
+	char *buf;
+	int fd, e = 0;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
+		return errno == ENOENT ? -E_NOENT : -E_IO;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		e = -E_IO;
+		errno = EISDIR;
+		goto out;
+	}
+	if ((size_t)st.st_size > max) {
+		e = -E_LIMIT;
+		goto out;
+	}
+	if ((buf = arena_alloc(&l->tmp, (size_t)st.st_size + 1)) == NULL) {
+		e = -E_NOMEM;
+		goto out;
+	}
+	while (got < (size_t)st.st_size) {
+		r = read(fd, buf + got, (size_t)st.st_size - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			e = -E_IO;
+			goto out;
+		}
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	buf[got] = '\0';
+	*out = buf;
+	*len = got;
+out:
+	close(fd);
+	return e;
+}
+
+/* Words for a read_file failure. */
+static const char *
+read_why(int e, size_t max, char *buf, size_t n)
+{
+	if (e == -E_NOENT)
+		return "no such file";
+	if (e == -E_LIMIT) {
+		snprintf(buf, n, "larger than %zu KiB", max >> 10);
+		return buf;
+	}
+	return errno == EISDIR ? "not a regular file" : strerror(errno);
+}
+
+/* The items of a list value: one scalar or a sequence of scalars. */
+static int
+items(struct ld *l, const struct key *k, const struct fm_node *nd,
+    const struct fm_node **first)
+{
+	const struct fm_node *it;
+
+	if (nd->kind == FM_SCALAR) {
+		*first = nd;
+		return 1;
+	}
+	if (nd->kind != FM_SEQ)
+		return must(l, k, nd);
+	for (it = nd->kids; it != NULL; it = it->next)
+		if (it->kind != FM_SCALAR || it->n == 0)
+			return must(l, k, it);
+	if (nd->nkids > k->max)
+		return bad(l, -E_INVAL, nd->line, "'%s' has more than %lu "
+		    "entries", k->name, k->max);
+	*first = nd->kids;
+	return (int)nd->nkids;
+}
+
+/* "from->to" with skill names on both sides, spaces allowed around the
+ * arrow. */
+static int
+is_pair(const char *s, struct str *from, struct str *to)
+{
+	const char *arrow = strstr(s, "->");
+
+	if (arrow == NULL)
+		return 0;
+	*from = str_trim((struct str){ s, (size_t)(arrow - s) });
+	*to = str_trim(str_z(arrow + 2));
+	return skill_name_rule(from->p, from->n) == NULL &&
+	    skill_name_rule(to->p, to->n) == NULL;
+}
+
+static int
+set_list(struct ld *l, const struct key *k, const struct fm_node *nd)
+{
+	const char **v = (const char **)(void *)((char *)l->c + k->off);
+	unsigned *cnt = (unsigned *)(void *)((char *)l->c + k->noff);
+	const struct fm_node *it = NULL;
+	struct str from = { "", 0 }, to = from;
+	char *s;
+	int n, i, ok;
+
+	if (k->type == K_HANDOFFS && nd->kind == FM_SCALAR &&
+	    (strcmp(nd->s, "all") == 0 || strcmp(nd->s, "none") == 0)) {
+		l->c->handoffs_all = strcmp(nd->s, "all") == 0;
+		*cnt = 0;
+		return 0;
+	}
+	if ((n = items(l, k, nd, &it)) < 0)
+		return n;
+	if (n == 0 && k->off == offsetof(struct cfg, sandbox.allow))
+		return bad(l, -E_INVAL, nd->line, "'sandbox.allow' is empty: "
+		    "leave it out for no narrowing");
+	for (i = 0; i < n; i++, it = it->next) {
+		switch (k->type) {
+		case K_DIRS: ok = 1; break;
+		case K_HANDOFFS: ok = is_pair(it->s, &from, &to); break;
+		case K_TOOLS: ok = is_tool(it->s); break;
+		case K_LAYERS: ok = in_set(layers, ARRAY_LEN(layers), it->s);
+			break;
+		default: ok = is_env_name(it->s); break;
+		}
+		if (!ok)
+			return must(l, k, it);
+		if (k->type == K_DIRS)
+			s = resolve(l, it->s);
+		else if (k->type == K_HANDOFFS)	/* stored as "from->to" */
+			s = arena_printf(l->a, "%.*s->%.*s", (int)from.n,
+			    from.p, (int)to.n, to.p);
+		else
+			s = arena_strdup(l->a, it->s);
+		if ((v[i] = s) == NULL)
+			return -E_NOMEM;
+	}
+	*cnt = (unsigned)n;
+	if (k->type == K_HANDOFFS)
+		l->c->handoffs_all = 0;
+	return 0;
+}
+
+static int
+set_prices(struct ld *l, const struct key *k, const struct fm_node *nd)
+{
+	const struct fm_node *m, *f;
+	struct cfg_price *p;
+	double *d;
+
+	if (nd->kind != FM_MAP)
+		return must(l, k, nd);
+	if (nd->nkids > k->max)
+		return bad(l, -E_INVAL, nd->line, "'prices' has more than %lu "
+		    "entries", k->max);
+	l->c->nprices = 0;
+	for (m = nd->kids; m != NULL; m = m->next) {
+		p = &l->c->prices[l->c->nprices];
+		if (m->kind != FM_MAP)
+			return bad(l, -E_INVAL, m->line, "'prices.%s' must be "
+			    "{ input: N, output: N }", m->key);
+		for (f = m->kids; f != NULL; f = f->next) {
+			if (strcmp(f->key, "input") != 0 &&
+			    strcmp(f->key, "output") != 0)
+				return bad(l, -E_INVAL, f->line, "unknown key "
+				    "'prices.%s.%s'", m->key, f->key);
+			d = f->key[0] == 'i' ? &p->input : &p->output;
+			if (f->kind != FM_SCALAR || parse_money(f->s, d) != 0)
+				return bad(l, -E_INVAL, f->line, "'prices.%s.%s' "
+				    "must be a number, 0 or more, like 0.25",
+				    m->key, f->key);
+		}
+		if (fm_get(m, "input") == NULL || fm_get(m, "output") == NULL)
+			return bad(l, -E_INVAL, m->line, "'prices.%s' needs "
+			    "both input and output", m->key);
+		if ((p->model = arena_strdup(l->a, m->key)) == NULL)
+			return -E_NOMEM;
+		l->c->nprices++;
+	}
+	return 0;
+}
+
+/* Check one value and store it. */
+static int
+set(struct ld *l, const struct key *k, const struct fm_node *nd)
+{
+	void *f = (char *)l->c + k->off;
+	unsigned long v;
+	size_t sz;
+	char *s;
+	int ok;
+
+	switch (k->type) {
+	case K_DIRS: case K_HANDOFFS: case K_TOOLS: case K_LAYERS: case K_ENVS:
+		return set_list(l, k, nd);
+	case K_PRICES:
+		return set_prices(l, k, nd);
+	default:
+		break;
+	}
+	if (nd->kind != FM_SCALAR || nd->n == 0)
+		return must(l, k, nd);
+	switch (k->type) {
+	case K_STR: case K_PATH: ok = 1; break;
+	case K_URL: ok = is_url(nd->s); break;
+	case K_ENV: ok = is_env_name(nd->s); break;
+	case K_PROVIDER: ok = is_provider(nd->s); break;
+	case K_USER: ok = is_user(nd->s); break;
+	case K_BOOL:
+		if ((ok = strcmp(nd->s, "true") == 0 ||
+		    strcmp(nd->s, "false") == 0))
+			*(int *)f = nd->s[0] == 't';
+		return ok ? 0 : must(l, k, nd);
+	case K_MODE:
+		if ((ok = strcmp(nd->s, "handoff") == 0 ||
+		    strcmp(nd->s, "inline") == 0))
+			*(int *)f = nd->s[0] == 'i';
+		return ok ? 0 : must(l, k, nd);
+	case K_MEM:
+	case K_SIZE:
+		if (mem_parse_size(nd->s, &sz) != 0 || sz < k->min ||
+		    sz > k->max)
+			return must(l, k, nd);
+		*(size_t *)f = sz;
+		return 0;
+	case K_UINT:
+	case K_ULONG:
+		if (parse_ulong(nd->s, k->min, k->max, &v) != 0)
+			return must(l, k, nd);
+		if (k->type == K_UINT)
+			*(unsigned *)f = (unsigned)v;
+		else
+			*(unsigned long *)f = v;
+		return 0;
+	case K_MONEY:
+		return parse_money(nd->s, f) == 0 ? 0 : must(l, k, nd);
+	default:
+		return must(l, k, nd);
+	}
+	if (!ok)
+		return must(l, k, nd);
+	s = k->type == K_PATH ? resolve(l, nd->s) : arena_strdup(l->a, nd->s);
+	if ((*(const char **)f = s) == NULL)
+		return -E_NOMEM;
+	return 0;
+}
+
+static int
+find_key(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(keys); i++)
+		if (strcmp(keys[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* The keys of one map; sections are one level deep, so this recurses
+ * once at most. */
+static int
+walk(struct ld *l, const struct fm_node *map, const char *prefix)
+{
+	const struct fm_node *nd;
+	char name[80];
+	int i, e;
+
+	for (nd = map->kids; nd != NULL; nd = nd->next) {
+		snprintf(name, sizeof(name), "%s%s", prefix, nd->key);
+		if (strcmp(name, "api_key") == 0)
+			return bad(l, -E_INVAL, nd->line, "unknown key 'api_key': "
+			    "keep the key in the environment and name its "
+			    "variable in api_key_env");
+		if (strchr(nd->key, '.') != NULL || (i = find_key(name)) < 0)
+			return bad(l, -E_INVAL, nd->line, "unknown key '%.60s'",
+			    name);
+		if (fm_is_null(nd))
+			continue;
+		if (keys[i].type == K_SECTION) {
+			if (nd->kind != FM_MAP)
+				return must(l, &keys[i], nd);
+			snprintf(name, sizeof(name), "%s.", keys[i].name);
+			if ((e = walk(l, nd, name)) != 0)
+				return e;
+			continue;
+		}
+		if ((e = set(l, &keys[i], nd)) != 0)
+			return e;
+		l->c->src[i] = l->c->file;
+		if (strcmp(name, "instructions") == 0)
+			l->instr_line = nd->line;
+		else if (strcmp(name, "agents_file") == 0)
+			l->agents_line = nd->line;
+		else if (strcmp(name, "provider") == 0)
+			l->provider_line = nd->line;
+	}
+	return 0;
+}
+
+static void
+set_src(struct cfg *c, const char *key, const char *src)
+{
+	int i = find_key(key);
+
+	if (i >= 0)
+		c->src[i] = src;
+}
+
+/* An AGENTS.md: optional front-matter (name, description, model,
+ * skill_mode), then the instructions. Messages name the agents file. */
+static int
+load_agents(struct ld *l)
+{
+	const char *path = l->c->agents_file, *cfile = l->file;
+	struct fm_node *root, *nd;
+	struct fm_error fe;
+	struct str yaml, body;
+	unsigned yl, bl;
+	char *text, why[32];
+	size_t n;
+	int e;
+
+	if ((e = read_file(l, path, CFG_AGENTS_MAX, &text, &n)) != 0)
+		return e == -E_NOMEM ? e : bad(l, e, l->agents_line,
+		    "agents_file '%s': %s", path,
+		    read_why(e, CFG_AGENTS_MAX, why, sizeof(why)));
+	l->file = path;
+	body = (struct str){ text, n };
+	if ((e = fm_split(text, n, &yaml, &yl, &body, &bl)) == -E_PARSE)
+		return bad(l, -E_PARSE, yl, "front-matter opened on line %u is "
+		    "not closed with ---", yl - 1);
+	if (e == 0) {
+		if ((e = fm_parse(&l->tmp, yaml.p, yaml.n, yl, &root,
+		    &fe)) != 0)
+			return e == -E_NOMEM ? e : bad(l, -E_PARSE, fe.line,
+			    "%s", fe.msg);
+		if (root->kind != FM_MAP && root->kind != FM_NULL)
+			return bad(l, -E_INVAL, root->line, "front-matter must "
+			    "be a map of keys");
+		for (nd = root->kind == FM_MAP ? root->kids : NULL; nd != NULL;
+		    nd = nd->next) {
+			if (fm_is_null(nd))
+				continue;
+			if (strcmp(nd->key, "model") == 0 ||
+			    strcmp(nd->key, "skill_mode") == 0) {
+				if ((e = set(l, &keys[find_key(nd->key)],
+				    nd)) != 0)
+					return e;
+				set_src(l->c, nd->key, path);
+			} else if (strcmp(nd->key, "name") != 0 &&
+			    strcmp(nd->key, "description") != 0)
+				log_warn("%s:%u: unknown front-matter key "
+				    "'%.60s' (ignored)", path, nd->line,
+				    nd->key);
+		}
+	}
+	body = str_trim(body);
+	if ((l->c->instructions = str_dup(l->a, body)) == NULL)
+		return -E_NOMEM;
+	set_src(l->c, "instructions", path);
+	l->file = cfile;
+	return 0;
+}
+
+/* $SKILLBOX_PROVIDER, $SKILLBOX_MODEL, $SKILLBOX_BASE_URL. */
+static int
+env_overrides(struct ld *l)
+{
+	static const char *const names[] = {
+		"SKILLBOX_PROVIDER", "SKILLBOX_MODEL", "SKILLBOX_BASE_URL",
+	};
+	static const char *const srcs[] = {
+		"$SKILLBOX_PROVIDER", "$SKILLBOX_MODEL", "$SKILLBOX_BASE_URL",
+	};
+	static const char *const ks[] = { "provider", "model", "base_url" };
+	struct fm_node nd;
+	const char *v, *file = l->file;
+	size_t i;
+	int e;
+
+	for (i = 0; i < ARRAY_LEN(names); i++) {
+		if ((v = getenv(names[i])) == NULL || *v == '\0')
+			continue;
+		memset(&nd, 0, sizeof(nd));
+		nd.kind = FM_SCALAR;
+		nd.s = v;
+		nd.n = strlen(v);
+		l->file = srcs[i];
+		e = set(l, &keys[find_key(ks[i])], &nd);
+		l->file = file;
+		if (e != 0)
+			return e;
+		set_src(l->c, ks[i], srcs[i]);
+		if (i == 0)
+			l->provider_line = 0;
+	}
+	return 0;
+}
+
+/* The defaults that depend on the environment. */
+static int
+env_defaults(struct ld *l)
+{
+	struct cfg *c = l->c;
+	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	const char *env = getenv("SKILLBOX_SKILLS");
+	unsigned n;
+
+	if (c->src[find_key("skills")] == NULL) {
+		n = cfg_default_skill_dirs(l->a, c->skills, CFG_MAX_DIRS);
+		if (n == 0)
+			return -E_NOMEM;
+		if (n > CFG_MAX_DIRS) {
+			snprintf(l->err, l->errlen, "$SKILLBOX_SKILLS: more "
+			    "than %d folders", CFG_MAX_DIRS);
+			return -E_INVAL;
+		}
+		c->nskills = n;
+		if (env != NULL && strspn(env, ":") != strlen(env))
+			set_src(c, "skills", "$SKILLBOX_SKILLS");
+	}
+	if (c->src[find_key("state_dir")] == NULL) {
+		if (xdg != NULL && xdg[0] == '/')
+			c->state_dir = arena_printf(l->a, "%s/skillbox", xdg);
+		else if (home != NULL && home[0] == '/' && geteuid() != 0)
+			c->state_dir = arena_printf(l->a,
+			    "%s/.local/state/skillbox", home);
+		if (c->state_dir == NULL)
+			return -E_NOMEM;
+	}
+	if (c->src[find_key("workspace")] == NULL &&
+	    (c->workspace = arena_printf(l->a, "%s/workspace",
+	    c->state_dir)) == NULL)
+		return -E_NOMEM;
+	return 0;
+}
+
+/* see cfg.h */
+void
+cfg_defaults(struct cfg *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->provider = "offline";
+	c->anthropic_version = "2023-06-01";
+	c->skills[0] = "/usr/share/skillbox/skills";
+	c->skills[1] = "/etc/skillbox/skills";
+	c->nskills = 2;
+	c->state_dir = "/var/lib/skillbox";
+	c->workspace = "/var/lib/skillbox/workspace";
+	c->handoffs_all = 1;
+	c->limits.turns = 20;
+	c->limits.time_s = 300;
+	c->limits.tool_timeout_s = 30;
+	c->limits.output_cap = 32u << 10;
+	c->limits.context_window = 128000;
+	c->limits.compact_after = 40;
+	c->limits.connect_s = 10;
+	c->limits.first_byte_s = 120;
+	c->limits.idle_s = 60;
+	c->limits.retries = 3;
+}
+
+/* see cfg.h */
+unsigned
+cfg_default_skill_dirs(struct arena *a, const char **out, unsigned max)
+{
+	static const char *const sys[] = {
+		"/usr/share/skillbox/skills", "/etc/skillbox/skills",
+	};
+	const char *env = getenv("SKILLBOX_SKILLS"), *home = getenv("HOME");
+	const char *p, *q;
+	unsigned n = 0, i;
+	size_t len;
+
+	for (p = env; p != NULL && *p != '\0'; p = *q == ':' ? q + 1 : q) {
+		if ((q = strchr(p, ':')) == NULL)
+			q = p + strlen(p);
+		for (len = (size_t)(q - p); len > 1 && p[len - 1] == '/'; len--)
+			;
+		if (len == 0)
+			continue;
+		if (n < max && (out[n] = arena_strndup(a, p, len)) == NULL)
+			return 0;
+		n++;
+	}
+	if (n > 0)
+		return n;
+	for (i = 0; i < ARRAY_LEN(sys); i++, n++)
+		if (n < max)
+			out[n] = sys[i];
+	if (home != NULL && *home != '\0') {
+		if (n < max && (out[n] = arena_printf(a, "%s/.agents/skills",
+		    home)) == NULL)
+			return 0;
+		n++;
+	}
+	if (n < max)
+		out[n] = ".agents/skills";
+	return n + 1;
+}
+
+/* see cfg.h */
+const char *
+cfg_find(const char *path)
+{
+	const char *env = getenv("SKILLBOX_CONFIG");
+
+	if (path != NULL)
+		return path;
+	if (env != NULL && *env != '\0')
+		return env;
+	if (access("skillbox.yaml", F_OK) == 0)
+		return "skillbox.yaml";
+	if (access("/etc/skillbox/skillbox.yaml", F_OK) == 0)
+		return "/etc/skillbox/skillbox.yaml";
+	return NULL;
+}
+
+static int
+load_file(struct ld *l, const char *path)
+{
+	struct fm_node *root;
+	struct fm_error fe;
+	char *text, why[32];
+	size_t n;
+	int e;
+
+	if ((l->c->file = arena_strdup(l->a, path)) == NULL)
+		return -E_NOMEM;
+	l->file = l->c->file;
+	if ((l->dir = file_dir(l, path)) == NULL)
+		return -E_NOMEM;
+	if ((e = read_file(l, path, CFG_FILE_MAX, &text, &n)) != 0)
+		return e == -E_NOMEM ? e : bad(l, e, 0, "%s",
+		    read_why(e, CFG_FILE_MAX, why, sizeof(why)));
+	if ((e = fm_parse(&l->tmp, text, n, 1, &root, &fe)) != 0)
+		return e == -E_NOMEM ? e : bad(l, -E_PARSE, fe.line, "%s",
+		    fe.msg);
+	if (root->kind == FM_NULL)
+		return 0;
+	if (root->kind != FM_MAP)
+		return bad(l, -E_INVAL, root->line, "the configuration must be "
+		    "a map of keys");
+	if ((e = walk(l, root, "")) != 0)
+		return e;
+	if (l->instr_line != 0 && l->agents_line != 0)
+		return bad(l, -E_INVAL, MAX(l->instr_line, l->agents_line),
+		    "give 'instructions' or 'agents_file', not both");
+	return l->agents_line != 0 ? load_agents(l) : 0;
+}
+
+/* see cfg.h */
+int
+cfg_load(struct cfg *c, struct arena *a, const char *path, char *err,
+    size_t errlen)
+{
+	struct ld l;
+	const char *file = cfg_find(path);
+	int e = 0;
+
+	cfg_defaults(c);
+	memset(&l, 0, sizeof(l));
+	l.c = c;
+	l.a = a;
+	l.err = err;
+	l.errlen = errlen;
+	if (errlen > 0)
+		err[0] = '\0';
+	arena_init(&l.tmp, "cfg");
+	if (file != NULL && (e = load_file(&l, file)) != 0)
+		goto out;
+	if ((e = env_overrides(&l)) != 0 || (e = env_defaults(&l)) != 0)
+		goto out;
+	if (strcmp(c->provider, "offline") != 0 && c->model == NULL) {
+		if (l.provider_line == 0)
+			l.file = cfg_source(c, "provider");
+		e = bad(&l, -E_INVAL, l.provider_line, "provider '%s' needs a "
+		    "model", c->provider);
+	}
+out:
+	if (e == -E_NOMEM && errlen > 0)
+		snprintf(err, errlen, "%s: out of memory", file != NULL ? file :
+		    "configuration");
+	arena_reset(&l.tmp);
+	return e;
+}
+
+/* see cfg.h */
+const char *
+cfg_source(const struct cfg *c, const char *key)
+{
+	int i = find_key(key);
+
+	if (i < 0 || keys[i].type == K_SECTION)
+		return NULL;
+	return c->src[i] != NULL ? c->src[i] : "default";
+}
+
+/* see cfg.h */
+const char *
+cfg_api_key_env(const struct cfg *c)
+{
+	if (c->api_key_env != NULL)
+		return c->api_key_env;
+	if (strcmp(c->provider, "anthropic") == 0)
+		return "ANTHROPIC_API_KEY";
+	if (strcmp(c->provider, "openai") == 0 ||
+	    strcmp(c->provider, "responses") == 0)
+		return "OPENAI_API_KEY";
+	return NULL;
+}
+
+/* see cfg.h */
+const char *
+cfg_api_key(const struct cfg *c)
+{
+	const char *var = cfg_api_key_env(c), *k;
+
+	if (var == NULL || (k = getenv(var)) == NULL || *k == '\0')
+		return NULL;
+	return k;
+}
+
+/* see cfg.h */
+const struct cfg_price *
+cfg_price(const struct cfg *c, const char *model)
+{
+	unsigned i;
+
+	for (i = 0; model != NULL && i < c->nprices; i++)
+		if (strcmp(c->prices[i].model, model) == 0)
+			return &c->prices[i];
+	return NULL;
+}

@@ -1,0 +1,174 @@
+/* cfg.h - skillbox.yaml: the configuration of one installation.
+ *
+ * Found through -c FILE, $SKILLBOX_CONFIG, ./skillbox.yaml, then
+ * /etc/skillbox/skillbox.yaml; none found = the built-in defaults (the
+ * offline provider). An unknown key or a bad value is an error naming
+ * file:line. Strings live in the arena given to cfg_load. A relative path
+ * in the file (skills, state_dir, workspace, commands_dir, agents_file,
+ * ca_file) is taken from the file's folder. Defaults in brackets.
+ *
+ *	provider: openai | responses | anthropic | ollama | offline  [offline]
+ *	model: NAME                   # needed by every provider but offline
+ *	base_url: URL                 # http:// or https:// [the provider's]
+ *	api_key_env: VAR              # the key itself is never in the file
+ *	                              # [OPENAI_API_KEY, ANTHROPIC_API_KEY]
+ *	anthropic_version: "2023-06-01"
+ *	anthropic_bearer: false
+ *	ca_file: PATH                 # [the system bundle]
+ *	memory: 2M                    # budget (the command line wins)
+ *	skills: [DIR, ...]            # skills folders, later ones override
+ *	                              # [as `skills list`: $SKILLBOX_SKILLS,
+ *	                              # else /usr/share/skillbox/skills,
+ *	                              # /etc/skillbox/skills, ~/.agents/skills,
+ *	                              # .agents/skills]
+ *	state_dir: DIR                # sessions [$XDG_STATE_HOME/skillbox,
+ *	                              # else ~/.local/state/skillbox when not
+ *	                              # root, else /var/lib/skillbox]
+ *	workspace: DIR                # files the tools may write
+ *	                              # [STATE_DIR/workspace]
+ *	commands_dir: DIR             # user .command.md commands [none]
+ *	instructions: TEXT            # entry agent's instructions, or
+ *	agents_file: PATH             # an AGENTS.md with front-matter (name,
+ *	                              # description, model, skill_mode); one
+ *	                              # of the two at most
+ *	skill_mode: handoff | inline  # how the entry agent uses skills
+ *	handoffs: all | none | [from->to, ...]   # skill-to-skill [all]
+ *	limits:
+ *	  turns: 20                   # model calls per user turn, 1..1000
+ *	  time: 300                   # seconds per user turn
+ *	  tokens: 0                   # per session, in + out; 0: no limit
+ *	  budget: 0                   # money per session, from prices;
+ *	                              # 0: no limit
+ *	  tool_timeout: 30            # seconds
+ *	  output_cap: 32k             # bytes of tool output kept
+ *	  context_window: 128000      # tokens; compaction near it
+ *	  compact_after: 40           # items before compaction
+ *	  connect_timeout: 10         # seconds
+ *	  first_byte_timeout: 120
+ *	  idle_timeout: 60
+ *	  retries: 3                  # extra attempts on 429/5xx
+ *	prices:                       # per million tokens
+ *	  MODEL: { input: 0.15, output: 0.60 }
+ *	sandbox:
+ *	  allow: [Read, Bash, ...]    # the most a skill may get (narrows);
+ *	                              # Read Grep Glob LS Write Edit WebFetch
+ *	                              # WebSearch Fetch Bash Terminal Bash(x:*)
+ *	  deny: [WebFetch, ...]       # never (deny wins)
+ *	  require: [landlock, seccomp, ...]   # fail closed without; rlimit
+ *	                              # nnp landlock landlock-net netns seccomp
+ *	                              # userdrop privtmp env, or all
+ *	  user: nobody                # drop to this user (or uid) when root
+ *	  secrets: [VAR, ...]         # env passed to scripts
+ *	create_skill: false           # allow the create_skill tool
+ *
+ * The environment wins over the file: $SKILLBOX_PROVIDER, $SKILLBOX_MODEL
+ * and $SKILLBOX_BASE_URL (checked as the keys are), and a model named in
+ * the agents_file front-matter wins over `model:` in the file.
+ */
+#ifndef CFG_H
+#define CFG_H
+
+#include "arena.h"
+#include "base.h"
+
+#define CFG_MAX_DIRS	16
+#define CFG_MAX_LIST	16
+#define CFG_MAX_PRICES	16
+#define CFG_MAX_KEYS	40	/* keys with a source (cfg_source) */
+#define CFG_FILE_MAX	(256u << 10)	/* skillbox.yaml */
+#define CFG_AGENTS_MAX	(64u << 10)	/* agents_file */
+
+struct cfg_price {
+	const char	*model;
+	double		 input, output;	/* per million tokens */
+};
+
+struct cfg {
+	const char	*file;		/* where it came from, NULL: defaults */
+	const char	*provider;	/* "offline" when none */
+	const char	*model;
+	const char	*base_url;
+	const char	*api_key_env;
+	const char	*anthropic_version;
+	int		 anthropic_bearer;
+	const char	*ca_file;
+	size_t		 memory;	/* 0: not set */
+	const char	*skills[CFG_MAX_DIRS];
+	unsigned	 nskills;
+	const char	*state_dir;
+	const char	*workspace;
+	const char	*commands_dir;
+	const char	*instructions;	/* inline, or read from agents_file */
+	const char	*agents_file;
+	int		 skill_inline;	/* skill_mode: inline */
+	int		 handoffs_all;	/* handoffs: all (default) */
+	const char	*handoff_pairs[CFG_MAX_LIST];	/* "from->to" */
+	unsigned	 nhandoff_pairs;
+	struct {
+		unsigned	turns, time_s, tool_timeout_s, compact_after;
+		unsigned long	tokens, context_window;
+		double		budget;
+		size_t		output_cap;
+		unsigned	connect_s, first_byte_s, idle_s, retries;
+	}		 limits;
+	struct cfg_price prices[CFG_MAX_PRICES];
+	unsigned	 nprices;
+	struct {
+		const char	*allow[CFG_MAX_LIST];
+		unsigned	 nallow;	/* 0: no narrowing */
+		const char	*deny[CFG_MAX_LIST];
+		unsigned	 ndeny;
+		const char	*require[CFG_MAX_LIST];
+		unsigned	 nrequire;
+		const char	*user;
+		const char	*secrets[CFG_MAX_LIST];
+		unsigned	 nsecrets;
+	}		 sandbox;
+	int		 create_skill;
+	const char	*src[CFG_MAX_KEYS];	/* see cfg_source */
+};
+
+/* The defaults, with no file and no environment: the skills folders
+ * /usr/share/skillbox/skills and /etc/skillbox/skills, state_dir
+ * /var/lib/skillbox; cfg_load puts the ones that depend on the
+ * environment in their place. */
+void	cfg_defaults(struct cfg *c);
+
+/* The default skills folders, as `skills list` finds them (see above),
+ * copied into `a`. Stores at most `max` and returns how many there are
+ * (more than max: some did not fit); 0 only when out of memory. */
+unsigned cfg_default_skill_dirs(struct arena *a, const char **out,
+	    unsigned max);
+
+/* The file cfg_load would read: `path`, else $SKILLBOX_CONFIG, else the
+ * first of ./skillbox.yaml and /etc/skillbox/skillbox.yaml that exists;
+ * NULL when none (defaults). Not a copy. */
+const char *cfg_find(const char *path);
+
+/* Find and load the configuration (cfg_find); none found is not an error
+ * (defaults, c->file NULL) unless `path` or $SKILLBOX_CONFIG named one.
+ * Returns 0, or with "file:line: message" (or "file: message") in err:
+ * -E_NOENT (a named file is missing), -E_IO, -E_LIMIT (over CFG_FILE_MAX
+ * or CFG_AGENTS_MAX), -E_PARSE (not YAML), -E_INVAL (an unknown key or a
+ * bad value); -E_NOMEM. Unknown agents_file front-matter keys are only
+ * warned about. */
+int	cfg_load(struct cfg *c, struct arena *a, const char *path, char *err,
+	    size_t errlen);
+
+/* Where a key's value came from ("limits.turns"): the config file, the
+ * agents_file, "$SKILLBOX_MODEL" and the like, or "default"; NULL for a
+ * name that is not a key. */
+const char *cfg_source(const struct cfg *c, const char *key);
+
+/* The environment variable that holds the API key: api_key_env, else
+ * OPENAI_API_KEY (openai, responses) or ANTHROPIC_API_KEY (anthropic);
+ * NULL for ollama and offline. */
+const char *cfg_api_key_env(const struct cfg *c);
+
+/* The API key from that variable, or NULL when unset or empty. */
+const char *cfg_api_key(const struct cfg *c);
+
+/* Price of a model (NULL when unknown). */
+const struct cfg_price *cfg_price(const struct cfg *c, const char *model);
+
+#endif

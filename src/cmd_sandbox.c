@@ -1,0 +1,251 @@
+/* cmd_sandbox.c - what confinement this kernel gives skill scripts
+ * usage: skillbox sandbox check [--json] [--require LAYER[,LAYER]]...
+ *        skillbox sandbox bench [N]
+ *
+ * check     each layer as active or unavailable, with the reason, and the
+ *           Landlock ABI. Layers: rlimit nnp landlock landlock-net netns
+ *           seccomp seccomp-net userdrop privtmp env.
+ * bench     the median time of N (default 1000) runs of /bin/true, plain
+ *           fork/exec against sandboxed with every layer and with each
+ *           layer off, as a Markdown table (tools/bench/sandbox.sh).
+ *
+ * --require LAYER  exit 1 when a named layer is unavailable
+ * --json    machine-readable output
+ *
+ * Exit status: 0 ok, 1 a required layer is unavailable, 2 usage. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "json.h"
+#include "log.h"
+#include "sandbox.h"
+#include "str.h"
+
+/* Display order: the way a child narrows itself. */
+static const unsigned order[SBX_NLAYERS] = {
+	SBX_L_ENV, SBX_L_RLIMIT, SBX_L_USERDROP, SBX_L_PRIVTMP, SBX_L_NNP,
+	SBX_L_LANDLOCK, SBX_L_LANDLOCK_NET, SBX_L_NETNS, SBX_L_SECCOMP,
+	SBX_L_SECCOMP_NET,
+};
+
+static int
+do_check(int json, unsigned require)
+{
+	struct sbx_probe pr;
+	struct json_writer w;
+	struct sbuf sb;
+	unsigned i, b;
+
+	sbx_probe(&pr);
+	if (json) {
+		sbuf_init(&sb, &app.perm, 0);
+		json_writer_init(&w, &sb);
+		json_begin_obj(&w);
+		json_key(&w, "landlock_abi");
+		json_put_int(&w, pr.landlock_abi);
+		json_key(&w, "layers");
+		json_begin_obj(&w);
+		for (i = 0; i < SBX_NLAYERS; i++) {
+			b = (unsigned)__builtin_ctz(order[i]);
+			json_key(&w, sbx_layer_name(order[i]));
+			json_begin_obj(&w);
+			json_key(&w, "active");
+			json_put_bool(&w, !!(pr.available & order[i]));
+			if (!(pr.available & order[i])) {
+				json_key(&w, "why");
+				json_put_str(&w, pr.why[b] != NULL ? pr.why[b] :
+				    "unavailable");
+			}
+			json_end_obj(&w);
+		}
+		json_end_obj(&w);
+		json_key(&w, "rlimit_as_by_shell");
+		json_put_bool(&w, pr.as_ignored);
+		json_end_obj(&w);
+		sbuf_addc(&sb, '\n');
+		if (sb.err)
+			return cmd_nomem("writing the sandbox report");
+		if (cmd_write(1, sb.p, sb.len) != 0)
+			return EXIT_FAIL;
+	} else {
+		for (i = 0; i < SBX_NLAYERS; i++) {
+			b = (unsigned)__builtin_ctz(order[i]);
+			if (pr.available & order[i])
+				printf("%-13s active", sbx_layer_name(order[i]));
+			else
+				printf("%-13s unavailable: %s", sbx_layer_name(order[i]),
+				    pr.why[b] != NULL ? pr.why[b] : "?");
+			if (order[i] == SBX_L_LANDLOCK && pr.landlock_abi > 0)
+				printf(" (ABI %d)", pr.landlock_abi);
+			if (order[i] == SBX_L_RLIMIT && pr.as_ignored)
+				printf(" (address space through sh ulimit: "
+				    "setrlimit ignores it here)");
+			putchar('\n');
+		}
+	}
+	for (i = 0; i < SBX_NLAYERS; i++)
+		if (require & ~pr.available & 1u << i)
+			log_err("sandbox: required layer %s is unavailable: %s",
+			    sbx_layer_name(1u << i), pr.why[i] != NULL ? pr.why[i] : "?");
+	return require & ~pr.available ? EXIT_FAIL : EXIT_OK;
+}
+
+static long
+now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int
+cmp_long(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Median microseconds of n runs of /bin/true: plain (p == NULL) or
+ * sandboxed under p; -1 on failure. */
+static long
+bench_one(long *t, unsigned n, const struct sbx_policy *p)
+{
+	static char *const argv[] = { "/bin/true", NULL };
+	struct sbx_result r;
+	struct arena_mark m;
+	unsigned i;
+	long t0;
+	pid_t pid;
+	int st;
+
+	for (i = 0; i < n; i++) {
+		t0 = now_us();
+		if (p == NULL) {
+			if ((pid = fork()) == 0) {
+				execv(argv[0], argv);
+				_exit(127);
+			}
+			if (pid < 0 || waitpid(pid, &st, 0) != pid || st != 0)
+				return -1;
+		} else {
+			m = arena_mark(&app.perm);
+			st = sbx_run(&app.perm, p, (const char *const *)argv,
+			    "", 0, &r);
+			arena_reset_to(&app.perm, m);
+			if (st != 0 || r.status != 0)
+				return -1;
+		}
+		t[i] = now_us() - t0;
+	}
+	qsort(t, n, sizeof(*t), cmp_long);
+	return t[n / 2];
+}
+
+static int
+do_bench(unsigned n)
+{
+	static const unsigned off[] = { 0, SBX_L_LANDLOCK, SBX_L_SECCOMP,
+	    SBX_L_NETNS, SBX_L_NNP, SBX_L_RLIMIT, SBX_L_PRIVTMP, SBX_L_ENV };
+	struct sbx_policy p;
+	struct sbx_result r;
+	const char *words;
+	long *t, base, v;
+	unsigned i;
+	char *tmp;
+
+	if ((t = arena_alloc(&app.perm, n * sizeof(*t))) == NULL)
+		return cmd_nomem("timing the sandbox");
+	if ((base = bench_one(t, n, NULL)) < 0) {
+		log_err("sandbox bench: /bin/true failed");
+		return EXIT_FAIL;
+	}
+	sbx_policy_defaults(&p);
+	p.skill_name = "bench";
+	p.skill_root = "/";
+	if ((tmp = arena_strdup(&app.perm, p.tmp_parent)) == NULL)
+		return cmd_nomem("timing the sandbox");
+	p.workspace = tmp;
+	if (getuid() == 0)
+		p.uid = p.gid = 65534;
+	/* One run to learn the layers and warn once about what is missing. */
+	if (sbx_run(&app.perm, &p, (const char *const *)(char *[]){
+	    "/bin/true", NULL }, "", 0, &r) != 0) {
+		log_err("sandbox bench: %s", r.why);
+		return EXIT_FAIL;
+	}
+	printf("| run of /bin/true (median of %u) | layers in force | "
+	    "µs | overhead µs |\n|---|---|---:|---:|\n", n);
+	printf("| plain fork/exec/wait | none | %ld | 0 |\n", base);
+	for (i = 0; i < ARRAY_LEN(off); i++) {
+		p.disable = off[i];
+		if (sbx_run(&app.perm, &p, (const char *const *)(char *[]){
+		    "/bin/true", NULL }, "", 0, &r) != 0 ||
+		    (v = bench_one(t, n, &p)) < 0) {
+			log_err("sandbox bench: %s", r.why);
+			return EXIT_FAIL;
+		}
+		words = r.confinement;
+		if (off[i] == 0)
+			printf("| sandboxed, every layer | %s | %ld | %ld |\n",
+			    words, v, v - base);
+		else
+			printf("| sandboxed, %s off | %s | %ld | %ld |\n",
+			    sbx_layer_name(off[i]), words, v, v - base);
+	}
+	return EXIT_OK;
+}
+
+int
+cmd_sandbox(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "require", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *sub, *bad = NULL;
+	unsigned require = 0, l;
+	long n = 1000;
+	char *end;
+	int c, json = 0;
+
+	if (argc < 2)
+		return cmd_usage("sandbox", "missing sub-command");
+	sub = argv[1];
+	if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0)
+		return cmd_help("sandbox");
+	argc--;
+	argv++;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = 1; break;
+		case 'r':
+			if (sbx_layers_parse(optarg, &l, &bad) != 0)
+				return cmd_usage("sandbox", "no layer '%s'",
+				    bad);
+			require |= l;
+			break;
+		case 'h': return cmd_help("sandbox");
+		default: return cmd_usage("sandbox", "bad option");
+		}
+	}
+	if (strcmp(sub, "check") == 0 && optind == argc)
+		return do_check(json, require);
+	if (strcmp(sub, "bench") == 0 && argc - optind <= 1) {
+		if (optind < argc && ((n = strtol(argv[optind], &end, 10)) < 1 ||
+		    n > 100000 || *end != '\0'))
+			return cmd_usage("sandbox", "bench: N from 1 to 100000");
+		return do_bench((unsigned)n);
+	}
+	return cmd_usage("sandbox", "unknown sub-command or extra arguments");
+}

@@ -1,0 +1,1302 @@
+/* sandbox.c - policy, spawn and supervision of confined runs (see
+ * sandbox.h); the layers are in sandbox_{rlimit,landlock,seccomp}.c.
+ *
+ * The child narrows itself in the order of DESIGN.md and tells the parent
+ * through a close-on-exec pipe what is in force, or which step failed: EOF
+ * after the report means execve worked. The parent feeds stdin and reads
+ * stdout and stderr in one poll loop (a pidfd, where the kernel has them,
+ * tells when the child exits), kills the whole process group on timeout
+ * and again once the child has exited, so that nothing it left behind
+ * survives. The child leads a new session and seccomp refuses setsid and
+ * setpgid, so every descendant stays in that group; without seccomp a
+ * descendant that calls setsid escapes the final kill (reported: the
+ * seccomp layer is missing). */
+#include "sandbox.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "log.h"
+#include "sandbox_int.h"
+#include "sha256.h"
+#include "str.h"
+
+#define SAFE_PATH	"/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:" \
+			"/sbin:/bin"
+#define MAX_ENV		(12 + SBX_MAX_SECRETS)
+#define GRACE_MS	200	/* for pipes still held after the exit */
+#define TICK_MS		100	/* longest poll: signals, exits without pidfd */
+#define NET_LAYERS	(SBX_L_LANDLOCK_NET | SBX_L_NETNS | SBX_L_SECCOMP_NET)
+#define BIT(l)		(__builtin_ctz(l))
+
+static const char *const layer_names[SBX_NLAYERS] = {
+	"rlimit", "nnp", "landlock", "landlock-net", "netns", "seccomp",
+	"userdrop", "privtmp", "env", "seccomp-net",
+};
+
+enum step { ST_NONE = -1, ST_OK, ST_SETUP, ST_CHDIR, ST_USER, ST_REQUIRE,
+	ST_EXEC };
+
+/* The child's report. EOF after ST_OK: execve worked. */
+struct report {
+	int		step;
+	int		err;		/* errno of the failed step */
+	unsigned	layers;		/* in force */
+	int		lerr[SBX_NLAYERS];	/* errno of a layer that failed */
+};
+
+struct child {
+	const struct sbx_policy	*p;
+	char *const		*argv, *const *envp;
+	const char		*root, *tmp;
+	int			 fd[4];	/* stdin, stdout, stderr, report */
+	unsigned		 want, require;
+	int			 abi;
+	pid_t			 parent;
+};
+
+/* What the process learnt about this kernel: probed once. */
+static struct {
+	struct sbx_probe	pr;
+	int			probed;
+	unsigned		warned;
+	char			why[SBX_NLAYERS][80];
+} st;
+
+static volatile sig_atomic_t got_signal;
+
+static long
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void
+set_why(unsigned layer, const char *fmt, const char *arg)
+{
+	snprintf(st.why[BIT(layer)], sizeof(st.why[0]), fmt, arg);
+	st.pr.why[BIT(layer)] = st.why[BIT(layer)];
+}
+
+/* In a throw-away child: can we unshare a network namespace, install the
+ * seccomp filter, and does RLIMIT_AS hold? */
+static void ATTR_NORETURN
+probe_child(int fd)
+{
+	int res[3];
+
+	res[0] = unshare(geteuid() == 0 ? CLONE_NEWNET :
+	    CLONE_NEWUSER | CLONE_NEWNET) != 0 ? errno : 0;
+	res[1] = prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ? errno :
+	    -sbx_seccomp_apply(1);
+	res[2] = sbx_rlimit_as_works();
+	(void)!write(fd, res, sizeof(res));
+	_exit(0);
+}
+
+static void
+do_probe(void)
+{
+	struct sbx_probe *pr = &st.pr;
+	int res[3] = { ECHILD, ECHILD, 1 }, pfd[2], abi;
+	pid_t pid;
+
+	pr->available = SBX_L_RLIMIT | SBX_L_ENV | SBX_L_PRIVTMP;
+	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) >= 0)
+		pr->available |= SBX_L_NNP;
+	else
+		set_why(SBX_L_NNP, "prctl: %s", strerror(errno));
+	if ((abi = sbx_landlock_abi()) > 0) {
+		pr->landlock_abi = abi;
+		pr->available |= SBX_L_LANDLOCK;
+		if (abi >= 4)
+			pr->available |= SBX_L_LANDLOCK_NET;
+		else
+			set_why(SBX_L_LANDLOCK_NET, "%sLandlock ABI < 4 has no "
+			    "network rules (Linux 6.7)", "");
+	} else {
+		set_why(SBX_L_LANDLOCK, "%s", abi == -ENOSYS ?
+		    "not in this kernel (ENOSYS)" : abi == -EOPNOTSUPP ?
+		    "disabled at boot (EOPNOTSUPP; lsm= lacks landlock)" :
+		    strerror(-abi));
+		set_why(SBX_L_LANDLOCK_NET, "%s", "no Landlock");
+	}
+	if (getuid() == 0)
+		pr->available |= SBX_L_USERDROP;
+	else
+		set_why(SBX_L_USERDROP, "%s", "not started as root");
+	if (pipe2(pfd, O_CLOEXEC) == 0) {
+		if ((pid = fork()) == 0)
+			probe_child(pfd[1]);
+		close(pfd[1]);
+		if (pid > 0) {
+			if (read(pfd[0], res, sizeof(res)) != sizeof(res))
+				res[0] = res[1] = ECHILD;
+			waitpid(pid, NULL, 0);
+		}
+		close(pfd[0]);
+	}
+	if (res[0] == 0)
+		pr->available |= SBX_L_NETNS;
+	else
+		set_why(SBX_L_NETNS, "unshare: %s", res[0] == EPERM ?
+		    "user namespaces are not allowed (EPERM)" : res[0] ==
+		    EINVAL ? "no user or network namespaces (EINVAL)" :
+		    strerror(res[0]));
+	if (res[1] == 0)
+		pr->available |= SBX_L_SECCOMP | SBX_L_SECCOMP_NET;
+	else {
+		set_why(SBX_L_SECCOMP, "%s", res[1] == EINVAL ?
+		    "no seccomp filters here (EINVAL)" : strerror(res[1]));
+		set_why(SBX_L_SECCOMP_NET, "%s", "no seccomp");
+	}
+	pr->as_ignored = !res[2];
+}
+
+/* see sandbox.h */
+void
+sbx_probe(struct sbx_probe *pr)
+{
+	if (!st.probed) {
+		do_probe();
+		st.probed = 1;
+	}
+	if (pr != NULL)
+		*pr = st.pr;
+}
+
+/* see sandbox.h */
+void
+sbx_policy_defaults(struct sbx_policy *p)
+{
+	const char *t = getenv("TMPDIR");
+
+	memset(p, 0, sizeof(*p));
+	p->tmp_parent = t != NULL && *t == '/' ? t : "/tmp";
+	p->timeout_ms = 30000;
+	p->cpu_s = 10;
+	p->as_bytes = (size_t)256 << 20;
+	p->nofile = 64;
+	p->nproc = 32;
+	p->fsize = (size_t)16 << 20;
+	p->out_cap = 32u << 10;
+}
+
+/* see sandbox.h */
+const char *
+sbx_layers_str(struct arena *a, unsigned layers)
+{
+	struct sbuf sb;
+	unsigned i;
+
+	sbuf_init(&sb, a, 0);
+	for (i = 0; i < SBX_NLAYERS; i++) {
+		if (!(layers & 1u << i))
+			continue;
+		sbuf_printf(&sb, "%s%s", sb.len > 0 ? " " : "", layer_names[i]);
+		if (1u << i == SBX_L_LANDLOCK && st.pr.landlock_abi > 0)
+			sbuf_printf(&sb, "(abi %d)", st.pr.landlock_abi);
+	}
+	if (sb.len == 0)
+		sbuf_adds(&sb, "none");
+	return sb.err ? NULL : sb.p;
+}
+
+/* see sandbox.h */
+const char *
+sbx_layer_name(unsigned layer)
+{
+	return layer != 0 && BIT(layer) < SBX_NLAYERS ? layer_names[BIT(layer)] :
+	    "?";
+}
+
+/* see sandbox.h */
+int
+sbx_layers_parse(const char *s, unsigned *out, const char **bad)
+{
+	size_t n;
+	unsigned i;
+
+	*out = 0;
+	for (;;) {
+		s += strspn(s, ", \t");
+		if ((n = strcspn(s, ", \t")) == 0)
+			return 0;
+		for (i = 0; i < SBX_NLAYERS; i++)
+			if (strlen(layer_names[i]) == n &&
+			    memcmp(layer_names[i], s, n) == 0)
+				break;
+		if (i == SBX_NLAYERS) {
+			if (bad != NULL)
+				*bad = s;
+			return -E_INVAL;
+		}
+		*out |= 1u << i;
+		s += n;
+	}
+}
+
+static int
+name_in(const char *s, size_t n, const char *const *names)
+{
+	for (; *names != NULL; names++)
+		if (strlen(*names) == n && strncasecmp(*names, s, n) == 0)
+			return 1;
+	return 0;
+}
+
+/* see sandbox.h */
+int
+sbx_from_allowed_tools(struct sbx_policy *p, struct arena *a,
+    const char *s)
+{
+	static const char *const rd[] = { "Read", "Grep", "Glob", "LS", NULL };
+	static const char *const wr[] = { "Write", "Edit", "MultiEdit", NULL };
+	static const char *const net[] = { "WebFetch", "WebSearch", "Fetch",
+	    NULL };
+	static const char *const sh[] = { "Bash", "Terminal", NULL };
+	const char *w, *paren;
+	struct str rule;
+	size_t n;
+	int unknown = 0, open = 0, depth;
+
+	for (; s != NULL;) {
+		s += strspn(s, " \t\r\n,");
+		if (*s == '\0')
+			break;
+		for (w = s, depth = 0; *s != '\0' && (depth > 0 ||
+		    strchr(" \t\r\n,", *s) == NULL); s++)
+			depth += *s == '(' ? 1 : *s == ')' ? -1 : 0;
+		paren = memchr(w, '(', (size_t)(s - w));
+		n = (size_t)((paren != NULL ? paren : s) - w);
+		if (name_in(w, n, rd))
+			p->perms |= SBX_READ;
+		else if (name_in(w, n, wr))
+			p->perms |= SBX_WRITE | SBX_READ;
+		else if (name_in(w, n, net))
+			p->perms |= SBX_NET;
+		else if (name_in(w, n, sh)) {
+			p->perms |= SBX_SHELL;
+			rule.p = paren != NULL ? paren + 1 : s;
+			rule.n = (size_t)(s - rule.p);
+			if (rule.n > 0 && rule.p[rule.n - 1] == ')')
+				rule.n--;
+			rule = str_trim(rule);
+			if (rule.n == 0)
+				open = 1;
+			else if (p->nshell_allow == SBX_MAX_RULES)
+				return -E_LIMIT;
+			else if ((p->shell_allow[p->nshell_allow++] =
+			    str_dup(a, rule)) == NULL)
+				return -E_NOMEM;
+		} else
+			unknown++;
+	}
+	if (open)
+		p->nshell_allow = 0;	/* plain Bash: any command line */
+	return unknown;
+}
+
+#define SH_WORDS	4
+#define SH_WORDLEN	64
+
+/* Read the word at *sp (unquoted, cut to SH_WORDLEN - 1 bytes: *cut is
+ * set) up to a blank or an operator. Returns NULL, or why it is refused. */
+static const char *
+sh_word(const char **sp, char *buf, int *cut)
+{
+	const char *s = *sp;
+	size_t n = 0;
+	char q = 0, c;
+	int lit;
+
+	for (;; s++) {
+		if ((c = *s) == '\0') {
+			if (q != 0)
+				return "an unterminated quote";
+			break;
+		}
+		lit = 1;
+		if (q == '\'') {
+			if (c == '\'')
+				q = lit = 0;
+		} else if (c == '\\' && s[1] != '\0' && (q == 0 ||
+		    strchr("$`\"\\\n", s[1]) != NULL)) {
+			c = *++s;
+			lit = c != '\n';
+		} else if (c == '`' || (c == '$' && s[1] == '('))
+			return "command substitution";
+		else if (q == '"') {
+			if (c == '"')
+				q = lit = 0;
+		} else if (c == '\'' || c == '"') {
+			q = c;
+			lit = 0;
+		} else if (strchr(" \t\n;&|<>()", c) != NULL)
+			break;
+		if (lit && n + 1 < SH_WORDLEN)
+			buf[n++] = c;
+		else if (lit)
+			*cut = 1;
+	}
+	buf[n] = '\0';
+	*sp = s;
+	return NULL;
+}
+
+/* Does a command whose first words are w[0..nw) fit the rule? "git:*" or
+ * "git *": any command starting with those words; "git status": exactly
+ * that command. */
+static int
+rule_match(const char *rule, char w[][SH_WORDLEN], unsigned nw,
+    unsigned cut)
+{
+	size_t rl = strlen(rule), k;
+	const char *r = rule, *e;
+	unsigned i = 0;
+	int prefix = 0;
+
+	if (rl >= 2 && (strcmp(rule + rl - 2, ":*") == 0 ||
+	    strcmp(rule + rl - 2, " *") == 0)) {
+		prefix = 1;
+		rl -= 2;
+	}
+	for (;;) {
+		while (r < rule + rl && *r == ' ')
+			r++;
+		if (r == rule + rl)
+			break;
+		if ((e = memchr(r, ' ', (size_t)(rule + rl - r))) == NULL)
+			e = rule + rl;
+		k = (size_t)(e - r);
+		if (i >= nw || i >= SH_WORDS || cut & 1u << i ||
+		    strlen(w[i]) != k || memcmp(w[i], r, k) != 0)
+			return 0;
+		i++;
+		r = e;
+	}
+	return i > 0 && (prefix || nw == i);
+}
+
+static int
+refuse(char *why, size_t n, const char *fmt, const char *arg)
+{
+	snprintf(why, n, fmt, arg);
+	return -E_DENIED;
+}
+
+/* see sandbox.h */
+int
+sbx_shell_check(const struct sbx_policy *p, const char *line, char *why,
+    size_t whylen)
+{
+	char w[SH_WORDS][SH_WORDLEN], scratch[SH_WORDLEN];
+	const char *s = line, *e;
+	unsigned nw, cut, i;
+	int redir, c1;
+
+	if (!(p->perms & SBX_SHELL))
+		return refuse(why, whylen, "%sthe skill's allowed-tools grant "
+		    "no shell (Bash)", "");
+	if (p->nshell_allow == 0)
+		return 0;
+	for (;;) {
+		nw = cut = 0;
+		redir = 0;
+		for (;;) {
+			s += strspn(s, " \t");
+			if (s[0] == '\\' && s[1] == '\n') {
+				s += 2;
+				continue;
+			}
+			if (*s == '#') {
+				s += strcspn(s, "\n");
+				continue;
+			}
+			if (*s == '\0' || *s == '\n' || *s == ';' ||
+			    *s == '|' || (*s == '&' && s[1] != '>'))
+				break;
+			if (*s == '(' || *s == ')')
+				return refuse(why, whylen, "%sa subshell or "
+				    "process substitution in a restricted "
+				    "command line", "");
+			if (*s == '<' || *s == '>' || *s == '&') {
+				if (nw == 0)
+					return refuse(why, whylen, "%sa command "
+					    "that starts with a redirection",
+					    "");
+				s += strspn(s, "<>&|");
+				redir = 1;
+				continue;
+			}
+			c1 = 0;
+			if ((e = sh_word(&s, redir || nw >= SH_WORDS ? scratch :
+			    w[nw], &c1)) != NULL)
+				return refuse(why, whylen, "%s in a restricted "
+				    "command line", e);
+			if (!redir) {
+				if (c1 && nw < SH_WORDS)
+					cut |= 1u << nw;
+				nw++;
+			}
+			redir = 0;
+		}
+		for (i = 0; nw > 0 && i < p->nshell_allow; i++)
+			if (rule_match(p->shell_allow[i], w, nw, cut))
+				break;
+		if (nw > 0 && i == p->nshell_allow)
+			return refuse(why, whylen, "'%s' is not a command the "
+			    "skill's Bash(...) rules allow", w[0]);
+		if (*s == '\0')
+			return 0;
+		s += s[0] == s[1] && (*s == '&' || *s == '|' || *s == ';') ?
+		    2 : 1;
+	}
+}
+
+/* see sandbox_int.h */
+void
+sbx_cap_init(struct sbx_cap *c, char *buf, size_t cap)
+{
+	memset(c, 0, sizeof(*c));
+	c->buf = buf;
+	c->cap = cap;
+}
+
+/* see sandbox_int.h */
+void
+sbx_cap_feed(struct sbx_cap *c, const char *p, size_t n)
+{
+	size_t h = c->cap / 2, t = c->cap - h, k;
+	char *ring = c->buf + h;
+
+	c->total += n;
+	if (c->head < h) {
+		k = MIN(n, h - c->head);
+		memcpy(c->buf + c->head, p, k);
+		c->head += k;
+		p += k;
+		n -= k;
+	}
+	if (n == 0 || t == 0)
+		return;
+	if (n > t) {
+		p += n - t;
+		n = t;
+	}
+	while (n > 0) {
+		k = MIN(n, t - c->pos);
+		memcpy(ring + c->pos, p, k);
+		c->pos = (c->pos + k) % t;
+		c->len = MIN(c->len + k, t);
+		p += k;
+		n -= k;
+	}
+}
+
+static void
+reverse(char *a, size_t n)
+{
+	size_t i;
+	char x;
+
+	for (i = 0; i < n / 2; i++) {
+		x = a[i];
+		a[i] = a[n - 1 - i];
+		a[n - 1 - i] = x;
+	}
+}
+
+/* see sandbox_int.h */
+size_t
+sbx_cap_finish(struct sbx_cap *c)
+{
+	size_t h = c->cap / 2, cut = c->total - c->head - c->len, m;
+	char *ring = c->buf + h, mark[SBX_MARK_MAX];
+
+	if (c->len == c->cap - h && c->pos != 0) {	/* oldest first */
+		reverse(ring, c->pos);
+		reverse(ring + c->pos, c->len - c->pos);
+		reverse(ring, c->len);
+		c->pos = 0;
+	}
+	if (cut == 0) {
+		c->buf[c->head + c->len] = '\0';
+		return c->head + c->len;
+	}
+	m = (size_t)snprintf(mark, sizeof(mark), "\n[... %zu bytes cut ...]\n",
+	    cut);
+	memmove(ring + m, ring, c->len);
+	memcpy(ring, mark, m);
+	c->buf[h + m + c->len] = '\0';
+	return h + m + c->len;
+}
+
+/* Child side. */
+
+static void ATTR_NORETURN
+child_fail(int fd, struct report *rep, int step)
+{
+	rep->step = step;
+	rep->err = errno;
+	(void)!write(fd, rep, sizeof(*rep));
+	_exit(127);
+}
+
+static void
+put_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		(void)!write(fd, text, strlen(text));
+		close(fd);
+	}
+}
+
+/* A network namespace of our own: only a loopback that is down. Root
+ * unshares it directly; anyone else inside a user namespace that maps
+ * their own ids, so files and `id` look the same. */
+static int
+netns(void)
+{
+	char map[48];
+	unsigned uid = getuid(), gid = getgid();
+
+	if (geteuid() == 0)
+		return unshare(CLONE_NEWNET) != 0 ? errno : 0;
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0)
+		return errno;
+	put_file("/proc/self/setgroups", "deny");
+	snprintf(map, sizeof(map), "%u %u 1\n", uid, uid);
+	put_file("/proc/self/uid_map", map);
+	snprintf(map, sizeof(map), "%u %u 1\n", gid, gid);
+	put_file("/proc/self/gid_map", map);
+	return 0;
+}
+
+static void
+close_from(int lowfd)
+{
+	struct rlimit rl;
+	int fd, max = 65536;
+
+	if (syscall(__NR_close_range, lowfd, ~0u, 0) == 0)
+		return;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (rlim_t)max)
+		max = (int)rl.rlim_cur;
+	for (fd = lowfd; fd < max; fd++)
+		close(fd);
+}
+
+/* Record layer l as in force when e == 0, else its errno. */
+static void
+layer(struct report *rep, unsigned l, int e)
+{
+	if (e == 0)
+		rep->layers |= l;
+	else
+		rep->lerr[BIT(l)] = e;
+}
+
+static void ATTR_NORETURN
+run_child(const struct child *c)
+{
+	const struct sbx_policy *p = c->p;
+	struct report rep;
+	struct sigaction sa;
+	sigset_t none;
+	int i, fd[4], rfd = c->fd[3];
+
+	memset(&rep, 0, sizeof(rep));
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	for (i = 1; i < _NSIG; i++)
+		sigaction(i, &sa, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (setsid() < 0)
+		child_fail(rfd, &rep, ST_SETUP);
+	/* The pipes become 0-3, through fds above them so none clobbers
+	 * another; then everything else is closed. */
+	for (i = 0; i < 4; i++)
+		if ((fd[i] = fcntl(c->fd[i], F_DUPFD_CLOEXEC, 10)) < 0)
+			child_fail(rfd, &rep, ST_SETUP);
+	for (i = 0; i < 4; i++)
+		if (dup2(fd[i], i) < 0)
+			child_fail(rfd, &rep, ST_SETUP);
+	rfd = 3;
+	if (fcntl(rfd, F_SETFD, FD_CLOEXEC) != 0)
+		child_fail(rfd, &rep, ST_SETUP);
+	close_from(4);
+	if (chdir(c->root) != 0)
+		child_fail(rfd, &rep, ST_CHDIR);
+	if (c->want & SBX_L_RLIMIT)
+		layer(&rep, SBX_L_RLIMIT, -sbx_rlimit_apply(p));
+	if (c->want & SBX_L_NETNS)
+		layer(&rep, SBX_L_NETNS, netns());
+	if (c->want & SBX_L_USERDROP) {
+		if (setgroups(0, NULL) != 0 || setgid(p->gid) != 0 ||
+		    setuid(p->uid) != 0)
+			child_fail(rfd, &rep, ST_USER);
+		if (setuid(0) == 0) {
+			errno = EPERM;
+			child_fail(rfd, &rep, ST_USER);
+		}
+		rep.layers |= SBX_L_USERDROP;
+	}
+	/* After the uid change, which clears it. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == 0 &&
+	    getppid() != c->parent)
+		_exit(127);
+	if (c->want & SBX_L_NNP)
+		layer(&rep, SBX_L_NNP, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ?
+		    errno : 0);
+	if (c->want & SBX_L_LANDLOCK) {
+		layer(&rep, SBX_L_LANDLOCK, -sbx_landlock_apply(p, c->tmp,
+		    c->abi, !!(c->want & SBX_L_LANDLOCK_NET)));
+		if (rep.layers & SBX_L_LANDLOCK)
+			rep.layers |= c->want & SBX_L_LANDLOCK_NET;
+	}
+	if (c->want & SBX_L_SECCOMP) {
+		layer(&rep, SBX_L_SECCOMP, -sbx_seccomp_apply(!!(c->want &
+		    SBX_L_SECCOMP_NET)));
+		if (rep.layers & SBX_L_SECCOMP)
+			rep.layers |= c->want & SBX_L_SECCOMP_NET;
+	}
+	rep.layers |= c->want & (SBX_L_ENV | SBX_L_PRIVTMP);
+	if (c->require & ~rep.layers) {
+		errno = 0;
+		child_fail(rfd, &rep, ST_REQUIRE);
+	}
+	if (write(rfd, &rep, sizeof(rep)) != sizeof(rep))
+		_exit(127);
+	execve(c->argv[0], c->argv, c->envp);
+	child_fail(rfd, &rep, ST_EXEC);
+}
+
+/* Parent side. */
+
+static void
+on_signal(int sig)
+{
+	got_signal = sig;
+}
+
+static int
+env_add(struct arena *a, char **env, size_t *n, const char *k,
+    const char *v)
+{
+	return (env[(*n)++] = arena_printf(a, "%s=%s", k, v)) == NULL ?
+	    -E_NOMEM : 0;
+}
+
+static char **
+build_env(struct arena *a, const struct child *c, const char *ws,
+    const char *input, size_t input_len)
+{
+	extern char **environ;
+	const struct sbx_policy *p = c->p;
+	size_t n = 0, extra = 0, i;
+	const char *v;
+	char **env;
+	int e;
+
+	if (!(c->want & SBX_L_ENV))
+		while (environ[extra] != NULL)
+			extra++;
+	if ((env = arena_alloc(a, (MAX_ENV + extra + 1) * sizeof(*env))) ==
+	    NULL)
+		return NULL;
+	e = env_add(a, env, &n, "PATH", SAFE_PATH);
+	e |= env_add(a, env, &n, "HOME", ws != NULL ? ws : c->tmp != NULL ?
+	    c->tmp : "/");
+	e |= env_add(a, env, &n, "SKILL_ROOT", c->root);
+	e |= env_add(a, env, &n, "SKILL_NAME", p->skill_name != NULL ?
+	    p->skill_name : "");
+	if (ws != NULL)
+		e |= env_add(a, env, &n, "SKILL_WORKSPACE", ws);
+	if (c->tmp != NULL)
+		e |= env_add(a, env, &n, "TMPDIR", c->tmp);
+	e |= env_add(a, env, &n, "LANG", "C");
+	if (input_len <= SBX_ENV_INPUT_MAX &&
+	    memchr(input, '\0', input_len) == NULL &&
+	    (env[n++] = arena_printf(a, "SKILL_INPUT=%.*s", (int)input_len,
+	    input)) == NULL)
+		e = -E_NOMEM;
+	for (i = 0; i < p->nsecrets && i < SBX_MAX_SECRETS; i++)
+		if (strchr(p->secrets[i], '=') == NULL &&
+		    (v = getenv(p->secrets[i])) != NULL)
+			e |= env_add(a, env, &n, p->secrets[i], v);
+	for (i = 0; i < extra; i++)
+		env[n++] = environ[i];
+	env[n] = NULL;
+	return e != 0 ? NULL : env;
+}
+
+/* Plan the layers: what is there, not switched off, and applies. */
+static unsigned
+plan(const struct sbx_policy *p, unsigned *expect)
+{
+	unsigned off = p->disable, avail, want;
+	int cut = !(p->perms & SBX_NET);
+
+	if (off & SBX_L_LANDLOCK)
+		off |= SBX_L_LANDLOCK_NET;
+	if (off & SBX_L_SECCOMP)
+		off |= SBX_L_SECCOMP_NET;
+	avail = st.pr.available & ~off;
+	want = avail & (SBX_L_RLIMIT | SBX_L_NNP | SBX_L_LANDLOCK |
+	    SBX_L_SECCOMP | SBX_L_ENV | SBX_L_PRIVTMP);
+	*expect = SBX_L_RLIMIT | SBX_L_NNP | SBX_L_LANDLOCK | SBX_L_SECCOMP |
+	    SBX_L_ENV | SBX_L_PRIVTMP;
+	if (getuid() == 0 || (p->uid != 0 && p->uid != getuid()))
+		*expect |= SBX_L_USERDROP;
+	if (getuid() == 0 && p->uid != 0)
+		want |= avail & SBX_L_USERDROP;
+	if (cut) {
+		*expect |= SBX_L_LANDLOCK_NET | SBX_L_SECCOMP_NET;
+		if (want & SBX_L_LANDLOCK)
+			want |= avail & SBX_L_LANDLOCK_NET;
+		if (!(want & SBX_L_LANDLOCK_NET) || (p->require & SBX_L_NETNS))
+			want |= avail & SBX_L_NETNS;
+		if (!(want & SBX_L_LANDLOCK_NET))
+			*expect |= SBX_L_NETNS;
+		if (want & SBX_L_SECCOMP)
+			want |= avail & SBX_L_SECCOMP_NET;
+	}
+	return want;
+}
+
+/* Why layer l is not in force. */
+static const char *
+reason(const struct sbx_policy *p, unsigned l, const int *lerr,
+    unsigned layers)
+{
+	int e = lerr != NULL ? lerr[BIT(l)] : 0;
+
+	if (p->disable & l || (l == SBX_L_LANDLOCK_NET && p->disable &
+	    SBX_L_LANDLOCK) || (l == SBX_L_SECCOMP_NET && p->disable &
+	    SBX_L_SECCOMP))
+		return "switched off";
+	if (l == SBX_L_USERDROP && getuid() == 0)
+		return "no user configured to drop to";
+	if ((l == SBX_L_LANDLOCK_NET || l == SBX_L_SECCOMP_NET) &&
+	    st.pr.available & l)
+		e = lerr != NULL ? lerr[BIT(l) == BIT(SBX_L_LANDLOCK_NET) ?
+		    BIT(SBX_L_LANDLOCK) : BIT(SBX_L_SECCOMP)] : 0;
+	if (e == EPERM && !(layers & SBX_L_NNP) &&
+	    (l & (SBX_L_LANDLOCK | SBX_L_SECCOMP | SBX_L_LANDLOCK_NET |
+	    SBX_L_SECCOMP_NET)))
+		return "needs no_new_privs";
+	if (e != 0)
+		return strerror(e);
+	return st.pr.why[BIT(l)] != NULL ? st.pr.why[BIT(l)] : "unavailable";
+}
+
+static void
+warn_missing(const struct sbx_policy *p, unsigned missing, const int *lerr,
+    unsigned layers)
+{
+	unsigned i;
+
+	for (i = 0; i < SBX_NLAYERS; i++)
+		if (missing & ~st.warned & 1u << i)
+			log_warn("sandbox: %s not in force (%s): scripts run "
+			    "without it", layer_names[i], reason(p, 1u << i,
+			    lerr, layers));
+	st.warned |= missing;
+}
+
+struct sup {
+	pid_t		 pid;
+	int		 fd[3];		/* stdin (ours to write), stdout, stderr */
+	int		 pidfd;
+	const char	*in;
+	size_t		 in_len, in_off;
+	struct sbx_cap	 cap[2];
+	struct sha256	 sha;		/* of stdout */
+	int		 status, exited, timed_out;
+};
+
+static void
+close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static void
+pump(struct sup *s, int i)
+{
+	char buf[16384];
+	ssize_t k;
+
+	if (i == 0) {
+		k = write(s->fd[0], s->in + s->in_off, s->in_len - s->in_off);
+		if (k > 0)
+			s->in_off += (size_t)k;
+		if (s->in_off == s->in_len || (k < 0 && errno != EAGAIN &&
+		    errno != EINTR))
+			close_fd(&s->fd[0]);
+		return;
+	}
+	k = read(s->fd[i], buf, sizeof(buf));
+	if (k > 0) {
+		sbx_cap_feed(&s->cap[i - 1], buf, (size_t)k);
+		if (i == 1)
+			sha256_feed(&s->sha, buf, (size_t)k);
+	} else if (k == 0 || (errno != EAGAIN && errno != EINTR))
+		close_fd(&s->fd[i]);
+}
+
+/* Feed stdin, drain stdout and stderr, until the child has exited and
+ * its pipes are closed; kill the group on timeout, on a signal to us, and
+ * once the child has exited. */
+static void
+supervise(struct sup *s, long deadline)
+{
+	struct pollfd pf[4];
+	int idx[4], n, i, wst, backoff = 1;
+	long now, grace = 0, wait;
+
+	for (;;) {
+		now = now_ms();
+		if (!s->exited && !s->timed_out && (now >= deadline ||
+		    got_signal)) {
+			s->timed_out = !got_signal;
+			kill(-s->pid, SIGKILL);
+		}
+		if (!s->exited && waitpid(s->pid, &wst, WNOHANG) == s->pid) {
+			s->exited = 1;
+			s->status = wst;
+			kill(-s->pid, SIGKILL);
+			grace = now + GRACE_MS;
+		}
+		if (s->exited && ((s->fd[1] < 0 && s->fd[2] < 0) ||
+		    now >= grace))
+			break;
+		for (n = i = 0; i < 3; i++)
+			if (s->fd[i] >= 0) {
+				idx[n] = i;
+				pf[n].fd = s->fd[i];
+				pf[n++].events = i == 0 ? POLLOUT : POLLIN;
+			}
+		if (s->pidfd >= 0 && !s->exited) {
+			idx[n] = 3;
+			pf[n].fd = s->pidfd;
+			pf[n++].events = POLLIN;
+		}
+		wait = MIN(s->exited ? grace - now : deadline - now, TICK_MS);
+		if (!s->exited && s->pidfd < 0 && s->fd[1] < 0 &&
+		    s->fd[2] < 0) {
+			wait = MIN(wait, backoff);
+			backoff = MIN(backoff * 2, TICK_MS);
+		}
+		if (s->timed_out)
+			wait = MIN(wait, 10);
+		if (poll(pf, (nfds_t)n, (int)MAX(wait, 0)) <= 0)
+			continue;
+		for (i = 0; i < n; i++)
+			if (pf[i].revents != 0 && idx[i] < 3)
+				pump(s, idx[i]);
+	}
+}
+
+static void
+result_status(struct sbx_result *r, int wst)
+{
+	if (WIFEXITED(wst))
+		r->status = WEXITSTATUS(wst);
+	else if (WIFSIGNALED(wst))
+		r->signal = WTERMSIG(wst);
+}
+
+/* Read the child's reports until EOF; the last one counts. */
+static void
+read_report(int fd, struct report *rep)
+{
+	struct report x;
+	size_t got = 0;
+	ssize_t k;
+
+	rep->step = ST_NONE;
+	for (;;) {
+		k = read(fd, (char *)&x + got, sizeof(x) - got);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		if ((got += (size_t)k) == sizeof(x)) {
+			*rep = x;
+			got = 0;
+		}
+	}
+}
+
+/* Refusals and failures of the child before execve into r->why. */
+static int
+child_failed(const struct sbx_policy *p, unsigned req,
+    const struct report *rep, struct sbx_result *r)
+{
+	const char *what[] = { "setting up the child", "the skill folder",
+	    "dropping to the configured user" };
+	unsigned i;
+
+	if (rep->step == ST_REQUIRE) {
+		i = BIT((req & ~rep->layers) | 1u << (SBX_NLAYERS - 1));
+		snprintf(r->why, sizeof(r->why), "required layer %s not in "
+		    "force: %s", layer_names[i], reason(p, 1u << i, rep->lerr,
+		    rep->layers));
+		r->denied = 1;
+		return -E_DENIED;
+	}
+	if (rep->step == ST_NONE) {
+		snprintf(r->why, sizeof(r->why), "the child died before exec");
+		return -E_IO;
+	}
+	snprintf(r->why, sizeof(r->why), "%s: %s", what[rep->step - 1],
+	    strerror(rep->err));
+	r->denied = rep->step == ST_USER;
+	return r->denied ? -E_DENIED : -E_IO;
+}
+
+static char *
+abspath(struct arena *a, const char *path)
+{
+	char buf[PATH_MAX];
+
+	return realpath(path, buf) != NULL ? arena_strdup(a, buf) : NULL;
+}
+
+/* see sandbox.h */
+int
+sbx_run(struct arena *a, const struct sbx_policy *p,
+    const char *const *argv, const char *input, size_t input_len,
+    struct sbx_result *r)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+	struct sigaction sa, old[ARRAY_LEN(sigs)];
+	struct child c;
+	struct report rep;
+	struct sup s;
+	char tmpl[PATH_MAX], *tmp = NULL, **av = (char **)argv;
+	const char *ws = NULL;
+	unsigned expect, i, req;
+	size_t cap = p->out_cap, argc;
+	int e = 0, in[2] = { -1, -1 }, out[2] = { -1, -1 }, err[2] = { -1, -1 };
+	int rp[2] = { -1, -1 };
+	long t0;
+
+	memset(r, 0, sizeof(*r));
+	memset(&c, 0, sizeof(c));
+	memset(&s, 0, sizeof(s));
+	r->status = -1;
+	if (input == NULL)
+		input = "";
+	sbx_probe(NULL);
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	c.p = p;
+	c.abi = st.pr.landlock_abi;
+	c.parent = getpid();
+	c.want = plan(p, &expect);
+	req = p->require & ~(p->perms & SBX_NET ? NET_LAYERS : 0);
+	c.require = req;
+	if (req & ~c.want) {
+		i = BIT(req & ~c.want);
+		snprintf(r->why, sizeof(r->why), "required layer %s not in "
+		    "force: %s", layer_names[i], reason(p, 1u << i, NULL, 0));
+		r->denied = 1;
+		return -E_DENIED;
+	}
+	if ((c.root = abspath(a, p->skill_root)) == NULL ||
+	    (p->workspace != NULL && (ws = abspath(a, p->workspace)) ==
+	    NULL)) {
+		snprintf(r->why, sizeof(r->why), "%s: %s", c.root == NULL ?
+		    p->skill_root : p->workspace, strerror(errno));
+		return errno == ENOMEM ? -E_NOMEM : -E_IO;
+	}
+	if (c.want & SBX_L_PRIVTMP) {
+		snprintf(tmpl, sizeof(tmpl), "%s/skillbox-tmp.XXXXXX",
+		    p->tmp_parent != NULL ? p->tmp_parent : "/tmp");
+		if (mkdtemp(tmpl) == NULL || ((c.want & SBX_L_USERDROP) &&
+		    chown(tmpl, p->uid, p->gid) != 0)) {
+			snprintf(r->why, sizeof(r->why), "private tmp in %s: "
+			    "%s", p->tmp_parent, strerror(errno));
+			rmdir(tmpl);
+			return -E_IO;
+		}
+		if ((tmp = arena_strdup(a, tmpl)) == NULL) {
+			rmdir(tmpl);
+			return -E_NOMEM;
+		}
+		c.tmp = tmp;
+	}
+	for (argc = 0; argv[argc] != NULL; argc++)
+		;
+	if (st.pr.as_ignored && (c.want & SBX_L_RLIMIT) && p->as_bytes > 0) {
+		/* qemu-user ignores RLIMIT_AS: let the shell set it. */
+		if ((av = arena_alloc(a, (argc + 4) * sizeof(*av))) == NULL)
+			goto nomem;
+		av[0] = "/bin/sh";
+		av[1] = "-c";
+		av[2] = arena_printf(a, "ulimit -v %zu && exec \"$0\" \"$@\"",
+		    p->as_bytes >> 10);
+		memcpy(av + 3, argv, (argc + 1) * sizeof(*av));
+		if (av[2] == NULL)
+			goto nomem;
+	}
+	c.argv = av;
+	if ((c.envp = build_env(a, &c, ws, input, input_len)) == NULL)
+		goto nomem;
+	if ((r->out = arena_alloc(a, cap + SBX_MARK_MAX + 1)) == NULL ||
+	    (r->err = arena_alloc(a, cap + SBX_MARK_MAX + 1)) == NULL)
+		goto nomem;
+	sbx_cap_init(&s.cap[0], r->out, cap);
+	sbx_cap_init(&s.cap[1], r->err, cap);
+	sha256_init(&s.sha);
+	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 ||
+	    pipe2(err, O_CLOEXEC) != 0 || pipe2(rp, O_CLOEXEC) != 0) {
+		snprintf(r->why, sizeof(r->why), "pipe: %s", strerror(errno));
+		e = -E_IO;
+		goto out;
+	}
+	c.fd[0] = in[0];
+	c.fd[1] = out[1];
+	c.fd[2] = err[1];
+	c.fd[3] = rp[1];
+	memset(&sa, 0, sizeof(sa));
+	got_signal = 0;
+	for (i = 0; i < ARRAY_LEN(sigs); i++) {
+		sa.sa_handler = sigs[i] == SIGPIPE ? SIG_IGN : on_signal;
+		sigaction(sigs[i], &sa, &old[i]);
+	}
+	t0 = now_ms();
+	if ((s.pid = fork()) == 0)
+		run_child(&c);
+	close_fd(&in[0]);
+	close_fd(&out[1]);
+	close_fd(&err[1]);
+	close_fd(&rp[1]);
+	if (s.pid < 0) {
+		snprintf(r->why, sizeof(r->why), "fork: %s", strerror(errno));
+		e = -E_IO;
+		goto restore;
+	}
+	s.pidfd = (int)syscall(__NR_pidfd_open, s.pid, 0);
+	read_report(rp[0], &rep);
+	s.fd[0] = in[1];
+	s.fd[1] = out[0];
+	s.fd[2] = err[0];
+	in[1] = out[0] = err[0] = -1;
+	for (i = 0; i < 3; i++)
+		fcntl(s.fd[i], F_SETFL, O_NONBLOCK);
+	if (rep.step != ST_OK || input_len == 0)
+		close_fd(&s.fd[0]);
+	s.in = input;
+	s.in_len = input_len;
+	supervise(&s, t0 + (long)(p->timeout_ms > 0 ? p->timeout_ms : 30000));
+	r->ms = now_ms() - t0;
+	for (i = 0; i < 3; i++)
+		close_fd(&s.fd[i]);
+	close_fd(&s.pidfd);
+	result_status(r, s.status);
+	r->timed_out = s.timed_out;
+	if (s.timed_out)
+		snprintf(r->why, sizeof(r->why), "timed out after %u ms: the "
+		    "process group was killed", p->timeout_ms);
+	r->out_len = sbx_cap_finish(&s.cap[0]);
+	r->err_len = sbx_cap_finish(&s.cap[1]);
+	r->out_total = s.cap[0].total;
+	r->err_total = s.cap[1].total;
+	sha256_final(&s.sha, r->out_sha256);
+	if (rep.step == ST_EXEC) {
+		r->status = rep.err == ENOENT ? 127 : 126;
+		snprintf(r->why, sizeof(r->why), "%s: %s", argv[0],
+		    strerror(rep.err));
+	} else if (rep.step != ST_OK)
+		e = child_failed(p, req, &rep, r);
+	if (rep.step != ST_NONE) {
+		r->layers = rep.layers;
+		r->missing = expect & ~rep.layers;
+		if (r->layers & SBX_L_LANDLOCK_NET)
+			r->missing &= ~SBX_L_NETNS;
+		warn_missing(p, r->missing, rep.lerr, rep.layers);
+	}
+	if ((r->confinement = (char *)sbx_layers_str(a, r->layers)) == NULL)
+		e = -E_NOMEM;
+restore:
+	for (i = 0; i < ARRAY_LEN(sigs); i++)
+		sigaction(sigs[i], &old[i], NULL);
+out:
+	close_fd(&in[0]);
+	close_fd(&in[1]);
+	close_fd(&out[0]);
+	close_fd(&out[1]);
+	close_fd(&err[0]);
+	close_fd(&err[1]);
+	close_fd(&rp[0]);
+	close_fd(&rp[1]);
+	if (tmp != NULL && sbx_rmtree(tmp) != 0)
+		log_warn("sandbox: cannot remove %s", tmp);
+	if ((i = (unsigned)got_signal) != 0) {
+		got_signal = 0;
+		raise((int)i);
+	}
+	return e;
+nomem:
+	e = -E_NOMEM;
+	goto out;
+}
+
+/* see sandbox.h */
+int
+sbx_run_shell(struct arena *a, const struct sbx_policy *p,
+    const char *cmdline, struct sbx_result *r)
+{
+	const char *argv[] = { "/bin/sh", "-c", cmdline, NULL };
+
+	if (sbx_shell_check(p, cmdline, r->why, sizeof(r->why)) != 0) {
+		char why[sizeof(r->why)];
+
+		memcpy(why, r->why, sizeof(why));
+		memset(r, 0, sizeof(*r));
+		memcpy(r->why, why, sizeof(why));
+		r->status = -1;
+		r->denied = 1;
+		return -E_DENIED;
+	}
+	return sbx_run(a, p, argv, "", 0, r);
+}
+
+/* see sandbox.h */
+int
+sbx_output_json(const struct sbx_result *r)
+{
+	struct arena scratch;
+	struct json_doc d;
+	struct str t;
+	int ok;
+
+	if (r->out == NULL || r->out_total != r->out_len)
+		return 0;
+	t = str_trim((struct str){ r->out, r->out_len });
+	if (t.n == 0)
+		return 0;
+	arena_init(&scratch, "scratch");
+	ok = json_parse(&scratch, t.p, t.n, (unsigned)MIN(t.n + 1, 1u << 20),
+	    &d) == 0;
+	arena_reset(&scratch);
+	return ok;
+}
+
+/* see sandbox.h */
+int
+sbx_audit_json(const struct sbx_result *r, const struct sbx_policy *p,
+    const char *const *argv, const char *input, size_t input_len,
+    struct json_writer *w)
+{
+	struct sha256 h;
+	unsigned char d[32];
+	char hex[65];
+
+	json_begin_obj(w);
+	json_key(w, "skill");
+	json_put_str(w, p->skill_name != NULL ? p->skill_name : "");
+	json_key(w, "command");
+	json_begin_arr(w);
+	for (; *argv != NULL; argv++)
+		json_put_str(w, *argv);
+	json_end_arr(w);
+	sha256_init(&h);
+	sha256_feed(&h, input != NULL ? input : "", input_len);
+	sha256_final(&h, d);
+	sha256_hex(d, hex);
+	json_key(w, "input_sha256");
+	json_put_str(w, hex);
+	sha256_hex(r->out_sha256, hex);
+	json_key(w, "output_sha256");
+	json_put_str(w, hex);
+	json_key(w, "output_bytes");
+	json_put_uint(w, r->out_total);
+	json_key(w, "exit");
+	if (r->status >= 0)
+		json_put_int(w, r->status);
+	else
+		json_put_null(w);
+	json_key(w, "signal");
+	json_put_int(w, r->signal);
+	json_key(w, "timed_out");
+	json_put_bool(w, r->timed_out);
+	json_key(w, "denied");
+	json_put_bool(w, r->denied);
+	json_key(w, "ms");
+	json_put_int(w, r->ms);
+	json_key(w, "confinement");
+	json_put_str(w, r->confinement != NULL ? r->confinement : "none");
+	json_end_obj(w);
+	return w->sb->err;
+}
+
+static int
+rm_at(int dfd, const char *name, int depth)
+{
+	struct dirent *de;
+	DIR *d;
+	int fd, e = 0, x;
+
+	if (unlinkat(dfd, name, 0) == 0 || errno == ENOENT)
+		return 0;
+	if (errno != EISDIR && errno != EPERM)
+		return -E_IO;
+	if (depth > 64)
+		return -E_LIMIT;
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (fd < 0 && errno == EACCES && fchmodat(dfd, name, 0700, 0) == 0)
+		fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		    O_CLOEXEC);
+	if (fd < 0)
+		return -E_IO;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return -E_IO;
+	}
+	while ((de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 &&
+		    strcmp(de->d_name, "..") != 0 &&
+		    (x = rm_at(fd, de->d_name, depth + 1)) != 0)
+			e = x;
+	closedir(d);
+	if (unlinkat(dfd, name, AT_REMOVEDIR) != 0 && e == 0)
+		e = -E_IO;
+	return e;
+}
+
+/* see sandbox.h */
+int
+sbx_rmtree(const char *dir)
+{
+	return rm_at(AT_FDCWD, dir, 0);
+}

@@ -1,0 +1,49 @@
+/* sandbox_rlimit.c - resource limits of a sandboxed child (setrlimit(2)).
+ * Limits only go down: root without CAP_SYS_RESOURCE could not raise a
+ * hard limit anyway, and a host that set lower limits knows better. */
+#include "sandbox_int.h"
+
+#include <errno.h>
+#include <sys/resource.h>
+
+/* see sandbox_int.h */
+int
+sbx_rlimit_apply(const struct sbx_policy *p)
+{
+	static const int res[] = { RLIMIT_CPU, RLIMIT_AS, RLIMIT_NOFILE,
+	    RLIMIT_NPROC, RLIMIT_FSIZE, RLIMIT_CORE };
+	const rlim_t want[] = { p->cpu_s, p->as_bytes, p->nofile, p->nproc,
+	    p->fsize, 0 };
+	struct rlimit rl;
+	unsigned i;
+
+	for (i = 0; i < ARRAY_LEN(res); i++) {
+		if (want[i] == 0 && res[i] != RLIMIT_CORE)
+			continue;
+		if (getrlimit(res[i], &rl) != 0)
+			return -errno;
+		if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want[i])
+			rl.rlim_max = want[i];
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(res[i], &rl) != 0)
+			return -errno;
+	}
+	return 0;
+}
+
+/* see sandbox_int.h; call it in a child that may lose address space */
+int
+sbx_rlimit_as_works(void)
+{
+	struct rlimit rl;
+	rlim_t want = (rlim_t)1 << 40;
+
+	if (getrlimit(RLIMIT_AS, &rl) != 0)
+		return 0;
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max <= want)
+		want = rl.rlim_max - 1;
+	rl.rlim_cur = rl.rlim_max = want;
+	if (setrlimit(RLIMIT_AS, &rl) != 0 || getrlimit(RLIMIT_AS, &rl) != 0)
+		return 0;
+	return rl.rlim_max == want;
+}

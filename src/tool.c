@@ -1,0 +1,740 @@
+/* tool.c - the built-in tools. Schemas are fixed strings; handlers parse
+ * their arguments strictly and answer bad ones with an error the model can
+ * read and correct. */
+#include "tool.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "str.h"
+
+#define OBJ(props, req) "{\"type\":\"object\",\"properties\":{" props \
+	"},\"required\":[" req "],\"additionalProperties\":false}"
+#define STRP(n, d) "\"" n "\":{\"type\":\"string\",\"description\":\"" d "\"}"
+#define SKILLP STRP("skill", "Skill name; defaults to your own skill.")
+
+static const struct {
+	const char *name, *desc, *params;
+} defs[T__COUNT] = {
+	[T_RUN_COMMAND_LINE] = { "run_command_line",
+	    "Run a shell command line in the skill folder, confined by the "
+	    "sandbox (default timeout 30 s). Say why in reason.",
+	    OBJ(STRP("reason", "Why this command is needed.") ","
+	    STRP("commandLine", "The shell command line.") "," SKILLP,
+	    "\"reason\",\"commandLine\"") },
+	[T_LOAD_SKILL_RESOURCES] = { "load_skill_resources",
+	    "Read a Markdown file from the skill's references/ folder; "
+	    "without a path, list them.",
+	    OBJ(STRP("path", "File under references/, e.g. guide.md.") ","
+	    SKILLP, "") },
+	[T_READ_SKILL_FILE] = { "read_skill_file",
+	    "Read a file inside a skill folder.",
+	    OBJ(STRP("path", "Path relative to the skill folder.") "," SKILLP,
+	    "\"path\"") },
+	[T_LIST_SKILL_FILES] = { "list_skill_files",
+	    "List the files of a skill folder.", OBJ(SKILLP, "") },
+	[T_RUN_SKILL_SCRIPT] = { "run_skill_script",
+	    "Run one of the skill's scripts in the sandbox. The input JSON "
+	    "reaches it on stdin and in SKILL_INPUT; JSON on its stdout is "
+	    "returned as structured output.",
+	    OBJ(STRP("script", "Path relative to the skill folder, e.g. "
+	    "scripts/overview.sh.") ",\"args\":{\"type\":\"array\",\"items\":"
+	    "{\"type\":\"string\"},\"description\":\"Arguments.\"},"
+	    "\"input\":{\"description\":\"JSON input for the script.\"},"
+	    SKILLP, "\"script\"") },
+	[T_LIST_SKILLS] = { "list_skills",
+	    "List the available skills with their descriptions.",
+	    OBJ(STRP("query", "Only skills whose name or description "
+	    "contains this.") , "") },
+	[T_ACTIVATE_SKILL] = { "activate_skill",
+	    "Load a skill's full instructions and its list of files.",
+	    NULL },
+	[T_WRITE_FILE] = { "write_file",
+	    "Write a text file in the workspace (replaces it whole).",
+	    OBJ(STRP("path", "Path relative to the workspace.") ","
+	    STRP("content", "The file's content."), "\"path\",\"content\"") },
+	[T_READ_FILE] = { "read_file", "Read a file from the workspace.",
+	    OBJ(STRP("path", "Path relative to the workspace."), "\"path\"") },
+	[T_LIST_WORKSPACE_FILES] = { "list_workspace_files",
+	    "List the files in the workspace.", OBJ("", "") },
+	[T_GET_FILE_INFO] = { "get_file_info",
+	    "Size, type and modification time of a workspace file.",
+	    OBJ(STRP("path", "Path relative to the workspace."), "\"path\"") },
+	[T_CREATE_SKILL] = { "create_skill",
+	    "Create a new skill (validated) from a name, a description and "
+	    "instructions.",
+	    OBJ(STRP("name", "Lowercase letters, digits and hyphens.") ","
+	    STRP("description", "What it does and when to use it.") ","
+	    STRP("instructions", "The Markdown body of SKILL.md.") ","
+	    STRP("allowed_tools", "Space-separated, e.g. Read Bash."),
+	    "\"name\",\"description\",\"instructions\"") },
+	[T_HAND_BACK] = { "hand_back",
+	    "Finish your part and hand the result back to the agent that "
+	    "asked.",
+	    OBJ(STRP("result", "What you found or did, for the other agent."),
+	    "\"result\"") },
+};
+
+void
+tool_def(enum tool_id id, struct llm_tool *t)
+{
+	t->name = defs[id].name;
+	t->description = defs[id].desc;
+	t->params = defs[id].params;
+}
+
+int
+tool_def_activate(struct arena *a, const struct skill_reg *reg,
+    struct llm_tool *t)
+{
+	struct json_writer w;
+	struct sbuf sb;
+	unsigned i;
+
+	sbuf_init(&sb, a, 0);
+	json_writer_init(&w, &sb);
+	json_begin_obj(&w);
+	json_key(&w, "type");
+	json_put_str(&w, "object");
+	json_key(&w, "properties");
+	json_begin_obj(&w);
+	json_key(&w, "name");
+	json_begin_obj(&w);
+	json_key(&w, "type");
+	json_put_str(&w, "string");
+	json_key(&w, "enum");
+	json_begin_arr(&w);
+	for (i = 0; i < reg->n; i++)
+		json_put_str(&w, reg->v[i]->name);
+	json_end_arr(&w);
+	json_end_obj(&w);
+	json_end_obj(&w);
+	json_key(&w, "required");
+	json_begin_arr(&w);
+	json_put_str(&w, "name");
+	json_end_arr(&w);
+	json_end_obj(&w);
+	if (json_writer_err(&w) != 0)
+		return -E_NOMEM;
+	t->name = defs[T_ACTIVATE_SKILL].name;
+	t->description = defs[T_ACTIVATE_SKILL].desc;
+	t->params = sb.p;
+	return 0;
+}
+
+int
+tool_find(const char *name)
+{
+	int i;
+
+	for (i = 0; i < T__COUNT; i++)
+		if (strcmp(defs[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+/* --- results */
+
+struct call {
+	const struct tool_env	*env;
+	struct arena		*a;
+	struct json_doc		 d;
+	struct tool_out		*out;
+	int			 nomem;
+};
+
+static int
+reply(struct call *c, int is_error, const char *fmt, ...) ATTR_PRINTF(3, 4);
+
+static int
+reply(struct call *c, int is_error, const char *fmt, ...)
+{
+	struct sbuf sb;
+	va_list ap;
+
+	sbuf_init(&sb, c->a, 0);
+	va_start(ap, fmt);
+	sbuf_vprintf(&sb, fmt, ap);
+	va_end(ap);
+	if (sb.err)
+		return c->nomem = -E_NOMEM;
+	c->out->text = sb.p;
+	c->out->len = sb.len;
+	c->out->is_error = is_error;
+	return 0;
+}
+
+/* A string argument, or NULL (absent or not a string). */
+static char *
+arg(struct call *c, const char *key)
+{
+	int t = json_get(&c->d, 0, key);
+	char *s;
+
+	if (t < 0 || c->d.t[t].type != JSON_STR)
+		return NULL;
+	if (json_str(&c->d, c->a, t, &s, NULL) != 0) {
+		c->nomem = -E_NOMEM;
+		return NULL;
+	}
+	return s;
+}
+
+static const struct skill *
+skill_of(struct call *c)
+{
+	const char *name = arg(c, "skill");
+	const struct skill *sk;
+
+	if (name == NULL || *name == '\0') {
+		if (c->env->skill == NULL)
+			reply(c, 1, "say which skill: the 'skill' argument");
+		return c->env->skill;
+	}
+	if ((sk = skill_find(c->env->reg, name)) == NULL)
+		reply(c, 1, "there is no skill named '%s' (list_skills shows "
+		    "them)", name);
+	return sk;
+}
+
+/* Read a whole file, capped; the cut is said, never silent. */
+static int
+read_capped(struct call *c, const char *path, const char *shown)
+{
+	struct stat st;
+	struct sbuf sb;
+	char buf[4096];
+	ssize_t r;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
+		return reply(c, 1, "cannot open %s: %s", shown,
+		    strerror(errno));
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return reply(c, 1, "%s is not a regular file", shown);
+	}
+	sbuf_init(&sb, c->a, TOOL_FILE_MAX);
+	while (sb.len < TOOL_FILE_MAX && (r = read(fd, buf,
+	    MIN(sizeof(buf), TOOL_FILE_MAX - sb.len))) > 0)
+		sbuf_add(&sb, buf, (size_t)r);
+	close(fd);
+	if (sb.err == -E_NOMEM)
+		return c->nomem = -E_NOMEM;
+	if ((size_t)st.st_size > sb.len)
+		sbuf_printf(&sb, "\n[... cut: showing %zu of %lld bytes]",
+		    sb.len, (long long)st.st_size);
+	if (!str_is_utf8(sb.p, sb.len))
+		return reply(c, 1, "%s is not a text file (not UTF-8)", shown);
+	c->out->text = sb.p;
+	c->out->len = sb.len;
+	return 0;
+}
+
+static int
+confine_err(struct call *c, int e, const char *what, const char *path)
+{
+	if (e == -E_NOMEM)
+		return c->nomem = e;
+	if (e == -E_NOENT)
+		return reply(c, 1, "%s: no such file '%s'", what, path);
+	return reply(c, 1, "%s: '%s' is outside the allowed folder", what,
+	    path);
+}
+
+/* --- skill tools */
+
+static int
+t_list_files(struct call *c, const struct skill *sk, const char *under)
+{
+	struct skill_res *res;
+	struct sbuf sb;
+	unsigned i, n;
+	int more, e;
+
+	if ((e = skill_resources(sk, c->a, &res, &n, &more)) != 0)
+		return e == -E_NOMEM ? (c->nomem = e) :
+		    reply(c, 1, "cannot list %s", sk->name);
+	sbuf_init(&sb, c->a, 0);
+	for (i = 0; i < n; i++) {
+		if (under != NULL && strncmp(res[i].path, under,
+		    strlen(under)) != 0)
+			continue;
+		if (res[i].outside)
+			continue;
+		sbuf_printf(&sb, "%s%s", res[i].path, res[i].dir ? "/\n" : "");
+		if (!res[i].dir)
+			sbuf_printf(&sb, " (%lld bytes)\n",
+			    (long long)res[i].size);
+	}
+	if (more)
+		sbuf_adds(&sb, "[... more files not listed]\n");
+	if (sb.len == 0)
+		sbuf_adds(&sb, under != NULL ? "(no files under references/)" :
+		    "(no files)");
+	if (sb.err)
+		return c->nomem = -E_NOMEM;
+	c->out->text = sb.p;
+	c->out->len = sb.len;
+	return 0;
+}
+
+static int
+t_read_skill_file(struct call *c, const char *prefix)
+{
+	const struct skill *sk = skill_of(c);
+	const char *path = arg(c, "path");
+	char *rel, *full;
+	int e;
+
+	if (sk == NULL)
+		return 0;
+	if (path == NULL || *path == '\0') {
+		if (prefix != NULL)
+			return t_list_files(c, sk, prefix);
+		return reply(c, 1, "'path' is required");
+	}
+	rel = prefix != NULL && strncmp(path, prefix, strlen(prefix)) != 0 ?
+	    arena_printf(c->a, "%s%s", prefix, path) : (char *)path;
+	if (rel == NULL)
+		return c->nomem = -E_NOMEM;
+	if ((e = skill_path(sk, c->a, rel, 1, &full)) != 0)
+		return confine_err(c, e, sk->name, rel);
+	return read_capped(c, full, rel);
+}
+
+/* Describe a sandbox run for the model as JSON. */
+static int
+run_result(struct call *c, const struct sbx_result *r)
+{
+	struct json_writer w;
+	struct sbuf sb;
+
+	sbuf_init(&sb, c->a, 0);
+	json_writer_init(&w, &sb);
+	json_begin_obj(&w);
+	json_key(&w, "exit");
+	json_put_int(&w, r->status);
+	if (r->signal) {
+		json_key(&w, "signal");
+		json_put_int(&w, r->signal);
+	}
+	if (r->timed_out) {
+		json_key(&w, "timed_out");
+		json_put_bool(&w, 1);
+	}
+	json_key(&w, "stdout");
+	if (sbx_output_json(r))
+		json_put_raw(&w, r->out, r->out_len);
+	else
+		json_put_strn(&w, r->out, r->out_len);
+	if (r->err_len > 0) {
+		json_key(&w, "stderr");
+		json_put_strn(&w, r->err, r->err_len);
+	}
+	json_end_obj(&w);
+	if (json_writer_err(&w) != 0)
+		return c->nomem = -E_NOMEM;
+	c->out->text = sb.p;
+	c->out->len = sb.len;
+	c->out->is_error = r->status != 0 || r->timed_out || r->signal;
+	c->out->confinement = r->confinement;
+	return 0;
+}
+
+static int
+run_err(struct call *c, int e, const struct sbx_result *r)
+{
+	if (e == -E_NOMEM)
+		return c->nomem = e;
+	return reply(c, 1, "not run: %s", r->why[0] ? r->why : err_str(e));
+}
+
+void
+tool_policy(const struct tool_env *env, const struct skill *sk,
+    struct arena *a, struct sbx_policy *p)
+{
+	if (env->base != NULL)
+		*p = *env->base;
+	else
+		sbx_policy_defaults(p);
+	p->perms = 0;
+	p->nshell_allow = 0;
+	if (sk->allowed_tools != NULL)
+		sbx_from_allowed_tools(p, a, sk->allowed_tools);
+	else		/* no allowed-tools: read and shell, no network */
+		p->perms = SBX_READ | SBX_SHELL;
+	if (env->host_allow != 0)
+		p->perms &= env->host_allow;
+	p->perms &= ~env->host_deny;
+	p->skill_name = sk->name;
+	p->skill_root = sk->dir;
+	p->workspace = env->workspace;
+	if (env->timeout_ms != 0)
+		p->timeout_ms = env->timeout_ms;
+	if (env->out_cap != 0)
+		p->out_cap = env->out_cap;
+}
+
+static int
+t_run_command_line(struct call *c)
+{
+	const struct skill *sk = skill_of(c);
+	const char *cmd = arg(c, "commandLine");
+	struct sbx_policy p;
+	struct sbx_result r;
+	int e;
+
+	if (sk == NULL)
+		return 0;
+	if (cmd == NULL || *cmd == '\0')
+		return reply(c, 1, "'commandLine' is required");
+	tool_policy(c->env, sk, c->a, &p);
+	if (!(p.perms & SBX_SHELL))
+		return reply(c, 1, "skill %s may not run shell commands "
+		    "(allowed-tools: %s)", sk->name, sk->allowed_tools ?
+		    sk->allowed_tools : "none");
+	if ((e = sbx_run_shell(c->a, &p, cmd, &r)) != 0)
+		return run_err(c, e, &r);
+	return run_result(c, &r);
+}
+
+static int
+t_run_skill_script(struct call *c)
+{
+	const struct skill *sk = skill_of(c);
+	const char *script = arg(c, "script"), *argv[34];
+	const char *input = "{}";
+	size_t ilen = 2;
+	struct sbx_policy p;
+	struct sbx_result r;
+	char *full, *s;
+	int t, e, k = 0;
+	unsigned i;
+
+	if (sk == NULL)
+		return 0;
+	if (script == NULL || *script == '\0')
+		return reply(c, 1, "'script' is required");
+	if ((e = skill_path(sk, c->a, script, 1, &full)) != 0)
+		return confine_err(c, e, sk->name, script);
+	if (access(full, X_OK) != 0) {
+		size_t n = strlen(full);
+
+		argv[k++] = n > 3 && strcmp(full + n - 3, ".py") == 0 ?
+		    "/usr/bin/python3" : "/bin/sh";
+	}
+	argv[k++] = full;
+	t = json_get(&c->d, 0, "args");
+	if (t >= 0 && c->d.t[t].type != JSON_ARR)
+		return reply(c, 1, "'args' must be an array of strings");
+	for (i = 0; t >= 0 && i < (unsigned)c->d.t[t].size; i++) {
+		if (k >= 33)
+			return reply(c, 1, "at most 31 arguments");
+		if (json_str(&c->d, c->a, json_at(&c->d, t, i), &s, NULL) != 0)
+			return reply(c, 1, "'args' must be an array of strings");
+		argv[k++] = s;
+	}
+	argv[k] = NULL;
+	if ((t = json_get(&c->d, 0, "input")) >= 0) {
+		if (c->d.t[t].type == JSON_STR) {
+			if (json_str(&c->d, c->a, t, &s, &ilen) != 0)
+				return c->nomem = -E_NOMEM;
+			input = s;
+		} else {
+			input = c->d.js + c->d.t[t].start;
+			ilen = (size_t)(c->d.t[t].end - c->d.t[t].start);
+		}
+	}
+	tool_policy(c->env, sk, c->a, &p);
+	if ((e = sbx_run(c->a, &p, argv, input, ilen, &r)) != 0)
+		return run_err(c, e, &r);
+	return run_result(c, &r);
+}
+
+static int
+t_list_skills(struct call *c)
+{
+	const char *q = arg(c, "query");
+	const struct skill_reg *reg = c->env->reg;
+	struct sbuf sb;
+	unsigned i;
+
+	sbuf_init(&sb, c->a, 0);
+	for (i = 0; i < reg->n; i++) {
+		const struct skill *sk = reg->v[i];
+
+		if (q != NULL && *q != '\0' && strstr(sk->name, q) == NULL &&
+		    strstr(sk->description, q) == NULL)
+			continue;
+		sbuf_printf(&sb, "- %s: %s\n", sk->name, sk->description);
+	}
+	if (sb.len == 0)
+		sbuf_adds(&sb, "(no skills match)");
+	if (sb.err)
+		return c->nomem = -E_NOMEM;
+	c->out->text = sb.p;
+	c->out->len = sb.len;
+	return 0;
+}
+
+static int
+t_activate(struct call *c)
+{
+	const char *name = arg(c, "name");
+	struct tool_out files, *keep = c->out;
+	const struct skill *sk;
+	char *fm, *body;
+	unsigned bl;
+	int e;
+
+	if (name == NULL || (sk = skill_find(c->env->reg, name)) == NULL)
+		return reply(c, 1, "no skill named '%s'", name ? name : "");
+	if ((e = skill_load(sk, c->a, &fm, &body, &bl)) != 0)
+		return e == -E_NOMEM ? (c->nomem = e) :
+		    reply(c, 1, "cannot read skill %s", name);
+	memset(&files, 0, sizeof(files));
+	c->out = &files;
+	e = t_list_files(c, sk, NULL);
+	c->out = keep;
+	if (e != 0 || files.is_error)
+		files.text = "(none)";
+	keep->activated = sk->name;
+	return reply(c, 0, "<skill name=\"%s\">\n%s\n</skill>\n"
+	    "Files in the skill folder (read_skill_file, run_skill_script "
+	    "with skill=\"%s\"):\n%s", sk->name, body, sk->name, files.text);
+}
+
+/* --- workspace tools */
+
+static int
+ws_path(struct call *c, const char *path, int must_exist, char **full)
+{
+	int e;
+
+	if (c->env->workspace == NULL) {
+		reply(c, 1, "no workspace is configured");
+		return -1;
+	}
+	if (path == NULL || *path == '\0') {
+		reply(c, 1, "'path' is required");
+		return -1;
+	}
+	if ((e = skill_confine(c->a, c->env->workspace, path, must_exist,
+	    full)) != 0) {
+		confine_err(c, e, "workspace", path);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+t_write_file(struct call *c)
+{
+	const char *path = arg(c, "path");
+	char *full, *tmp, *content;
+	size_t n;
+	ssize_t w;
+	int fd, t = json_get(&c->d, 0, "content");
+
+	if (t < 0 || c->d.t[t].type != JSON_STR)
+		return reply(c, 1, "'content' must be a string");
+	if (ws_path(c, path, 0, &full) != 0)
+		return c->nomem;
+	if (json_str(&c->d, c->a, t, &content, &n) != 0 ||
+	    (tmp = arena_printf(c->a, "%s.tmp%d", full, (int)getpid())) == NULL)
+		return c->nomem = -E_NOMEM;
+	/* Write a temporary file and rename it: a full disk never leaves a
+	 * half-written file in place of the old one. */
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
+	    O_NOFOLLOW, 0644)) < 0)
+		return reply(c, 1, "cannot write %s: %s", path,
+		    strerror(errno));
+	w = n > 0 ? write(fd, content, n) : 0;
+	if (w != (ssize_t)n || fsync(fd) != 0) {
+		int en = w < 0 ? errno : ENOSPC;
+
+		close(fd);
+		unlink(tmp);
+		return reply(c, 1, "cannot write %s: %s (nothing changed)",
+		    path, strerror(en));
+	}
+	close(fd);
+	if (rename(tmp, full) != 0) {
+		unlink(tmp);
+		return reply(c, 1, "cannot write %s: %s", path,
+		    strerror(errno));
+	}
+	return reply(c, 0, "wrote %zu bytes to %s", n, path);
+}
+
+static int
+t_read_file(struct call *c)
+{
+	const char *path = arg(c, "path");
+	char *full;
+
+	if (ws_path(c, path, 1, &full) != 0)
+		return c->nomem;
+	return read_capped(c, full, path);
+}
+
+static int
+t_file_info(struct call *c)
+{
+	const char *path = arg(c, "path");
+	struct stat st;
+	char *full;
+
+	if (ws_path(c, path, 1, &full) != 0)
+		return c->nomem;
+	if (stat(full, &st) != 0)
+		return reply(c, 1, "%s: %s", path, strerror(errno));
+	return reply(c, 0, "{\"path\":\"%s\",\"type\":\"%s\",\"size\":%lld,"
+	    "\"mtime\":%lld}", path, S_ISDIR(st.st_mode) ? "dir" :
+	    S_ISREG(st.st_mode) ? "file" : "other", (long long)st.st_size,
+	    (long long)st.st_mtime);
+}
+
+static int
+t_list_ws(struct call *c)
+{
+	struct skill sk;
+
+	if (c->env->workspace == NULL)
+		return reply(c, 1, "no workspace is configured");
+	memset(&sk, 0, sizeof(sk));
+	sk.name = "workspace";
+	sk.dir = c->env->workspace;
+	return t_list_files(c, &sk, NULL);
+}
+
+/* --- create_skill */
+
+static int
+t_create_skill(struct call *c)
+{
+	const char *name = arg(c, "name"), *desc = arg(c, "description");
+	const char *body = arg(c, "instructions"), *tools = arg(c,
+	    "allowed_tools");
+	struct json_writer w;
+	struct sbuf sb;
+	char *dir, *file;
+	FILE *f;
+	int bad;
+
+	if (!c->env->create_skill || c->env->create_dir == NULL)
+		return reply(c, 1, "create_skill is disabled by the host "
+		    "policy (create_skill: true in skillbox.yaml enables it)");
+	if (name == NULL || desc == NULL || body == NULL)
+		return reply(c, 1, "'name', 'description' and 'instructions' "
+		    "are required strings");
+	if (skill_name_rule(name, strlen(name)) != NULL)
+		return reply(c, 1, "bad name '%s': %s", name,
+		    skill_name_rule(name, strlen(name)));
+	if (skill_find(c->env->reg, name) != NULL)
+		return reply(c, 1, "a skill named '%s' exists already", name);
+	if ((dir = arena_printf(c->a, "%s/%s", c->env->create_dir, name)) ==
+	    NULL || (file = arena_printf(c->a, "%s/SKILL.md", dir)) == NULL)
+		return c->nomem = -E_NOMEM;
+	if (mkdir(dir, 0755) != 0)
+		return reply(c, 1, "cannot create %s: %s", dir,
+		    strerror(errno));
+	/* The YAML strings are written as JSON strings: valid YAML. */
+	sbuf_init(&sb, c->a, 0);
+	json_writer_init(&w, &sb);
+	sbuf_adds(&sb, "---\nname: ");
+	sbuf_adds(&sb, name);
+	sbuf_adds(&sb, "\ndescription: ");
+	json_put_str(&w, desc);
+	if (tools != NULL) {
+		json_writer_init(&w, &sb);
+		sbuf_adds(&sb, "\nallowed-tools: ");
+		json_put_str(&w, tools);
+	}
+	sbuf_printf(&sb, "\n---\n%s\n", body);
+	if (sb.err)
+		return c->nomem = -E_NOMEM;
+	if ((f = fopen(file, "wx")) == NULL ||
+	    fwrite(sb.p, 1, sb.len, f) != sb.len || fclose(f) != 0) {
+		if (f != NULL)
+			fclose(f);
+		unlink(file);
+		rmdir(dir);
+		return reply(c, 1, "cannot write %s", file);
+	}
+	bad = skill_validate_dir(c->a, dir, NULL, NULL);
+	if (bad != 0) {
+		unlink(file);
+		rmdir(dir);
+		return reply(c, 1, "the skill is not valid (%d problems; "
+		    "check the name and description lengths)", bad);
+	}
+	return reply(c, 0, "created skill %s in %s; it is available from the "
+	    "next turn", name, dir);
+}
+
+/* see tool.h */
+int
+tool_call(const struct tool_env *env, struct arena *a, enum tool_id id,
+    const char *args, size_t args_len, struct tool_out *out)
+{
+	struct call c;
+	int e;
+
+	memset(out, 0, sizeof(*out));
+	memset(&c, 0, sizeof(c));
+	c.env = env;
+	c.a = a;
+	c.out = out;
+	if (args_len == 0)
+		args = "{}", args_len = 2;
+	e = json_parse(a, args, args_len, 4096, &c.d);
+	if (e == -E_NOMEM)
+		return e;
+	if (e != 0 || c.d.t[0].type != JSON_OBJ)
+		return reply(&c, 1, "the arguments are not a JSON object "
+		    "(got: %.120s); call %s again with valid JSON matching "
+		    "its schema", args, defs[id].name) ? -E_NOMEM : 0;
+	switch (id) {
+	case T_RUN_COMMAND_LINE: e = t_run_command_line(&c); break;
+	case T_LOAD_SKILL_RESOURCES:
+		e = t_read_skill_file(&c, "references/");
+		break;
+	case T_READ_SKILL_FILE: e = t_read_skill_file(&c, NULL); break;
+	case T_LIST_SKILL_FILES: {
+		const struct skill *sk = skill_of(&c);
+
+		e = sk != NULL ? t_list_files(&c, sk, NULL) : 0;
+		break;
+	}
+	case T_RUN_SKILL_SCRIPT: e = t_run_skill_script(&c); break;
+	case T_LIST_SKILLS: e = t_list_skills(&c); break;
+	case T_ACTIVATE_SKILL: e = t_activate(&c); break;
+	case T_WRITE_FILE: e = t_write_file(&c); break;
+	case T_READ_FILE: e = t_read_file(&c); break;
+	case T_LIST_WORKSPACE_FILES: e = t_list_ws(&c); break;
+	case T_GET_FILE_INFO: e = t_file_info(&c); break;
+	case T_CREATE_SKILL: e = t_create_skill(&c); break;
+	case T_HAND_BACK: {
+		const char *r = arg(&c, "result");
+
+		e = r != NULL ? reply(&c, 0, "%s", r) :
+		    reply(&c, 1, "'result' is required");
+		break;
+	}
+	default:
+		e = reply(&c, 1, "unknown tool");
+	}
+	if (c.nomem)
+		return -E_NOMEM;
+	if (e == 0 && out->text == NULL)
+		return reply(&c, 1, "no result") ? -E_NOMEM : 0;
+	return e;
+}

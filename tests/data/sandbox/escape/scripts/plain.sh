@@ -1,0 +1,2 @@
+# plain.sh: no #! line and no execute permission: runs through /bin/sh
+echo "plain-ok $*"

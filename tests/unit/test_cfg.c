@@ -1,0 +1,375 @@
+/* test_cfg.c - skillbox.yaml: defaults, every key, relative paths, the
+ * agents file, the environment, errors with file:line, out of memory.
+ * Runs from the top of the tree (tests/run does). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cfg.h"
+#include "log.h"
+#include "unit.h"
+
+#define D	"tests/data/config/"
+
+static char err[512];
+
+static void
+clean_env(void)
+{
+	static const char *const v[] = {
+		"SKILLBOX_CONFIG", "SKILLBOX_MODEL", "SKILLBOX_PROVIDER",
+		"SKILLBOX_BASE_URL", "SKILLBOX_SKILLS", "TEST_LLM_KEY",
+		"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "XDG_STATE_HOME",
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(v); i++)
+		unsetenv(v[i]);
+}
+
+static int
+load(struct cfg *c, const char *path)
+{
+	err[0] = '\0';
+	return cfg_load(c, &t_arena, path, err, sizeof(err));
+}
+
+/* An absolute path under tests/data/config. */
+static const char *
+abs_path(const char *rel)
+{
+	char cwd[1024];
+
+	if (getcwd(cwd, sizeof(cwd)) == NULL)
+		return "?";
+	return arena_printf(&t_arena, "%s/" D "%s", cwd, rel);
+}
+
+static void
+defaults(void)
+{
+	struct cfg c;
+
+	clean_env();
+	cfg_defaults(&c);
+	T_EQS(c.provider, "offline");
+	T(c.model == NULL && c.file == NULL && c.instructions == NULL);
+	T_EQS(c.anthropic_version, "2023-06-01");
+	T(c.handoffs_all && !c.skill_inline && !c.create_skill);
+	T_EQI(c.limits.turns, 20);
+	T_EQI(c.limits.time_s, 300);
+	T_EQI(c.limits.tokens, 0);
+	T(c.limits.budget == 0);
+	T_EQI(c.limits.tool_timeout_s, 30);
+	T_EQI(c.limits.output_cap, 32768);
+	T_EQI(c.limits.context_window, 128000);
+	T_EQI(c.limits.compact_after, 40);
+	T_EQI(c.limits.connect_s, 10);
+	T_EQI(c.limits.first_byte_s, 120);
+	T_EQI(c.limits.idle_s, 60);
+	T_EQI(c.limits.retries, 3);
+	T_EQS(c.state_dir, "/var/lib/skillbox");
+	T_EQS(cfg_source(&c, "limits.turns"), "default");
+	T(cfg_source(&c, "limits") == NULL);
+	T(cfg_source(&c, "nope") == NULL);
+
+	/* An empty file: defaults, with the file named. */
+	T_EQI(load(&c, D "empty.yaml"), 0);
+	T_EQS(c.file, D "empty.yaml");
+	T_EQS(c.provider, "offline");
+	T_EQS(cfg_source(&c, "provider"), "default");
+}
+
+static void
+env_paths(void)
+{
+	struct cfg c;
+	const char *dirs[2], *home = getenv("HOME");
+
+	clean_env();
+	if (home != NULL)
+		home = arena_strdup(&t_arena, home);
+	setenv("XDG_STATE_HOME", "/xdg", 1);
+	setenv("SKILLBOX_SKILLS", "/a::/b//:", 1);
+	T_EQI(load(&c, D "empty.yaml"), 0);
+	T_EQS(c.state_dir, "/xdg/skillbox");
+	T_EQS(c.workspace, "/xdg/skillbox/workspace");
+	T_EQI(c.nskills, 2);
+	T_EQS(c.skills[0], "/a");
+	T_EQS(c.skills[1], "/b");
+	T_EQS(cfg_source(&c, "skills"), "$SKILLBOX_SKILLS");
+
+	unsetenv("XDG_STATE_HOME");
+	setenv("HOME", "/home/u", 1);
+	T_EQI(load(&c, D "empty.yaml"), 0);
+	T_EQS(c.state_dir, geteuid() != 0 ? "/home/u/.local/state/skillbox" :
+	    "/var/lib/skillbox");
+
+	/* As `skills list`: the system folders, ~ and the current one. */
+	unsetenv("SKILLBOX_SKILLS");
+	T_EQI(load(&c, D "empty.yaml"), 0);
+	T_EQI(c.nskills, 4);
+	T_EQS(c.skills[0], "/usr/share/skillbox/skills");
+	T_EQS(c.skills[1], "/etc/skillbox/skills");
+	T_EQS(c.skills[2], "/home/u/.agents/skills");
+	T_EQS(c.skills[3], ".agents/skills");
+	T_EQS(cfg_source(&c, "skills"), "default");
+
+	/* More than fit: the count says so. */
+	T_EQI(cfg_default_skill_dirs(&t_arena, dirs, 2), 4);
+	T_EQS(dirs[1], "/etc/skillbox/skills");
+	setenv("SKILLBOX_SKILLS", "/1:/2:/3", 1);
+	T_EQI(cfg_default_skill_dirs(&t_arena, dirs, 2), 3);
+	T_EQS(dirs[1], "/2");
+	clean_env();
+	if (home != NULL)
+		setenv("HOME", home, 1);
+	else
+		unsetenv("HOME");
+}
+
+static void
+full(void)
+{
+	struct cfg c;
+	const char *f = D "full.yaml";
+
+	clean_env();
+	T_EQI(load(&c, f), 0);
+	T_EQS(err, "");
+	T_EQS(c.file, f);
+	T_EQS(c.provider, "anthropic");
+	T_EQS(c.model, "claude-test");
+	T_EQS(c.base_url, "https://llm.example.com:8443");
+	T_EQS(c.api_key_env, "TEST_LLM_KEY");
+	T_EQS(c.anthropic_version, "2023-06-01");
+	T(c.anthropic_bearer);
+	T_EQS(c.ca_file, abs_path("certs/ca.pem"));
+	T_EQI(c.memory, 4u << 20);
+	T_EQI(c.nskills, 3);
+	T_EQS(c.skills[0], "/usr/share/skillbox/skills");
+	T_EQS(c.skills[1], abs_path("skills"));
+	T_EQS(c.skills[2], abs_path("more/skills"));
+	T_EQS(c.state_dir, abs_path("state"));
+	T_EQS(c.workspace, "/tmp/ws");
+	T_EQS(c.commands_dir, abs_path("commands"));
+	T_EQS(c.instructions, "You are a router helper.\n");
+	T(c.agents_file == NULL);
+	T(c.skill_inline);
+	T(!c.handoffs_all);
+	T_EQI(c.nhandoff_pairs, 2);
+	T_EQS(c.handoff_pairs[0], "disk-usage->net-check");
+	T_EQS(c.handoff_pairs[1], "net-check->disk-usage");
+	T_EQI(c.limits.turns, 12);
+	T_EQI(c.limits.time_s, 600);
+	T_EQI(c.limits.tokens, 200000);
+	T(c.limits.budget == 1.5);
+	T_EQI(c.limits.tool_timeout_s, 45);
+	T_EQI(c.limits.output_cap, 65536);
+	T_EQI(c.limits.context_window, 32000);
+	T_EQI(c.limits.compact_after, 30);
+	T_EQI(c.limits.connect_s, 5);
+	T_EQI(c.limits.first_byte_s, 90);
+	T_EQI(c.limits.idle_s, 30);
+	T_EQI(c.limits.retries, 0);
+	T_EQI(c.nprices, 2);
+	T(cfg_price(&c, "claude-test") != NULL &&
+	    cfg_price(&c, "claude-test")->output == 15);
+	T(cfg_price(&c, "small") != NULL && cfg_price(&c, "small")->input ==
+	    0.15 && cfg_price(&c, "small")->output == 0.6);
+	T(cfg_price(&c, "other") == NULL && cfg_price(&c, NULL) == NULL);
+	T_EQI(c.sandbox.nallow, 4);
+	T_EQS(c.sandbox.allow[2], "Bash(git:*)");
+	T_EQI(c.sandbox.ndeny, 1);
+	T_EQS(c.sandbox.deny[0], "Write");
+	T_EQI(c.sandbox.nrequire, 2);
+	T_EQS(c.sandbox.require[1], "seccomp");
+	T_EQS(c.sandbox.user, "nobody");
+	T_EQI(c.sandbox.nsecrets, 2);
+	T_EQS(c.sandbox.secrets[1], "HOME_ASSISTANT_TOKEN");
+	T(c.create_skill);
+	T_EQS(cfg_source(&c, "limits.retries"), f);
+	T_EQS(cfg_source(&c, "sandbox.user"), f);
+	T_EQS(cfg_source(&c, "instructions"), f);
+
+	/* The key comes from the variable named, never from the file. */
+	T_EQS(cfg_api_key_env(&c), "TEST_LLM_KEY");
+	T(cfg_api_key(&c) == NULL);
+	setenv("TEST_LLM_KEY", "", 1);
+	T(cfg_api_key(&c) == NULL);
+	setenv("TEST_LLM_KEY", "k-123", 1);
+	T_EQS(cfg_api_key(&c), "k-123");
+	clean_env();
+}
+
+static void
+agents_file(void)
+{
+	struct cfg c;
+	enum log_level lv = log_get_level();
+
+	clean_env();
+	log_set_level(LOG_ERR);		/* the unknown key "colour" warns */
+	T_EQI(load(&c, D "sub/agents.yaml"), 0);
+	log_set_level(lv);
+	T_EQS(c.agents_file, abs_path("sub/AGENTS.md"));
+	T_EQS(c.model, "from-agents");
+	T_EQS(cfg_source(&c, "model"), c.agents_file);
+	T_EQS(cfg_source(&c, "instructions"), c.agents_file);
+	T(c.skill_inline);
+	T_EQS(c.instructions, "Be brief. Use the skills.");
+	T(!c.handoffs_all && c.nhandoff_pairs == 0);
+
+	/* The environment wins over both. */
+	setenv("SKILLBOX_MODEL", "from-env", 1);
+	log_set_level(LOG_ERR);
+	T_EQI(load(&c, D "sub/agents.yaml"), 0);
+	log_set_level(lv);
+	T_EQS(c.model, "from-env");
+	T_EQS(cfg_source(&c, "model"), "$SKILLBOX_MODEL");
+	clean_env();
+}
+
+static void
+environment(void)
+{
+	struct cfg c;
+
+	clean_env();
+	setenv("SKILLBOX_PROVIDER", "ollama", 1);
+	setenv("SKILLBOX_MODEL", "llama", 1);
+	setenv("SKILLBOX_BASE_URL", "http://10.0.0.2:11434", 1);
+	T_EQI(load(&c, D "full.yaml"), 0);
+	T_EQS(c.provider, "ollama");
+	T_EQS(c.model, "llama");
+	T_EQS(c.base_url, "http://10.0.0.2:11434");
+	T_EQS(cfg_source(&c, "provider"), "$SKILLBOX_PROVIDER");
+	T_EQS(cfg_source(&c, "base_url"), "$SKILLBOX_BASE_URL");
+	T_EQS(cfg_source(&c, "limits.turns"), D "full.yaml");
+
+	setenv("SKILLBOX_PROVIDER", "gpt", 1);
+	T_EQI(load(&c, D "full.yaml"), -E_INVAL);
+	T_EQS(err, "$SKILLBOX_PROVIDER: 'provider' must be one of openai, "
+	    "responses, anthropic, ollama, offline, not 'gpt'");
+	setenv("SKILLBOX_PROVIDER", "openai", 1);
+	setenv("SKILLBOX_BASE_URL", "10.0.0.2", 1);
+	T_EQI(load(&c, D "empty.yaml"), -E_INVAL);
+	T(strncmp(err, "$SKILLBOX_BASE_URL: 'base_url' must be", 38) == 0);
+
+	/* A provider from the environment still needs a model. */
+	unsetenv("SKILLBOX_MODEL");
+	unsetenv("SKILLBOX_BASE_URL");
+	T_EQI(load(&c, D "empty.yaml"), -E_INVAL);
+	T_EQS(err, "$SKILLBOX_PROVIDER: provider 'openai' needs a model");
+	clean_env();
+}
+
+static void
+api_keys(void)
+{
+	struct cfg c;
+
+	clean_env();
+	cfg_defaults(&c);
+	T(cfg_api_key_env(&c) == NULL && cfg_api_key(&c) == NULL);
+	c.provider = "responses";
+	T_EQS(cfg_api_key_env(&c), "OPENAI_API_KEY");
+	setenv("OPENAI_API_KEY", "sk-1", 1);
+	T_EQS(cfg_api_key(&c), "sk-1");
+	c.provider = "anthropic";
+	T_EQS(cfg_api_key_env(&c), "ANTHROPIC_API_KEY");
+	T(cfg_api_key(&c) == NULL);
+	c.provider = "ollama";
+	T(cfg_api_key_env(&c) == NULL);
+	clean_env();
+}
+
+static void
+search(void)
+{
+	struct cfg c;
+
+	clean_env();
+	setenv("SKILLBOX_CONFIG", D "full.yaml", 1);
+	T_EQS(cfg_find(NULL), D "full.yaml");
+	T_EQS(cfg_find("x.yaml"), "x.yaml");	/* -c wins */
+	T_EQI(load(&c, NULL), 0);
+	T_EQS(c.file, D "full.yaml");
+	T_EQI(load(&c, D "empty.yaml"), 0);
+	T_EQS(c.file, D "empty.yaml");
+
+	/* A named file must exist. */
+	setenv("SKILLBOX_CONFIG", D "missing.yaml", 1);
+	T_EQI(load(&c, NULL), -E_NOENT);
+	T_EQS(err, D "missing.yaml: no such file");
+	T_EQI(load(&c, D "sub"), -E_IO);
+	T_EQS(err, D "sub: not a regular file");
+	clean_env();
+}
+
+static void
+errors(void)
+{
+	struct cfg c;
+	char small[12];
+
+	clean_env();
+	T_EQI(load(&c, D "errors/unknown-limit.yaml"), -E_INVAL);
+	T_EQS(err, D "errors/unknown-limit.yaml:4: unknown key 'limits.turnz'");
+	T_EQI(load(&c, D "errors/bad-turns.yaml"), -E_INVAL);
+	T_EQS(err, D "errors/bad-turns.yaml:3: 'limits.turns' must be a whole "
+	    "number from 1 to 1000, not '0'");
+	T_EQI(load(&c, D "bad-yaml.yaml"), -E_PARSE);
+	T(strncmp(err, D "bad-yaml.yaml:", strlen(D "bad-yaml.yaml:")) == 0);
+	/* Short or no error buffers are fine. */
+	T_EQI(cfg_load(&c, &t_arena, D "errors/bad-turns.yaml", small,
+	    sizeof(small)), -E_INVAL);
+	T_EQI(strlen(small), sizeof(small) - 1);
+	T_EQI(cfg_load(&c, &t_arena, D "errors/bad-turns.yaml", NULL, 0),
+	    -E_INVAL);
+}
+
+/* Any budget either loads or says "out of memory": never a crash. */
+static void
+out_of_memory(void)
+{
+	struct cfg c;
+	struct arena_mark m;
+	size_t lim;
+	enum log_level lv = log_get_level();
+	int e, nomem = 0, ok = 0;
+
+	clean_env();
+	log_set_level(LOG_ERR);
+	for (lim = 1024; lim < 512 * 1024; lim += lim / 4) {
+		m = arena_mark(&t_arena);
+		mem_set_limit(mem_used() + lim);
+		e = load(&c, D "sub/agents.yaml");
+		mem_set_limit(0);
+		if (e == -E_NOMEM)
+			nomem++;
+		else if (e == 0 && strcmp(c.model, "from-agents") == 0)
+			ok++;
+		else
+			t_fail(__FILE__, __LINE__, "limit %zu: %d %s", lim, e,
+			    err);
+		arena_reset_to(&t_arena, m);
+	}
+	log_set_level(lv);
+	T(nomem > 0 && ok > 0);
+}
+
+static const struct unit_case cases[] = {
+	{ "defaults", defaults },
+	{ "env_paths", env_paths },
+	{ "full", full },
+	{ "agents_file", agents_file },
+	{ "environment", environment },
+	{ "api_keys", api_keys },
+	{ "search", search },
+	{ "errors", errors },
+	{ "out_of_memory", out_of_memory },
+};
+
+const struct unit_suite suite_cfg = { "cfg", cases, ARRAY_LEN(cases) };
