@@ -111,11 +111,14 @@ $(BIN): $(OBJS) $(B)/vendor/libbearssl.a $(B)/vendor/libfyaml.a
 	$(Q)$(CC) $(BASEFLAGS) $(CFLAGS) $(LDFLAGS) -Wl,-Map,$@.map -o $@.full $(OBJS) $(LDLIBS)
 	$(Q)$(STRIP) -s -R .comment -o $@ $@.full
 
-# The main job until the agent loop exists: the bundled skills, checked
-# and listed by the binary just built.
+# The main job: one real turn with the bundled skills. Offline (no model)
+# unless a provider is set: SKILLBOX_PROVIDER, SKILLBOX_MODEL,
+# SKILLBOX_BASE_URL and the provider's key (OPENAI_API_KEY, ...), or a
+# skillbox.yaml named by SKILLBOX_CONFIG.
+PROMPT		?= what is using my disk?
 run: $(BIN)
 	$(BIN) skills validate skills
-	$(BIN) skills list skills
+	SKILLBOX_SKILLS=$(CURDIR)/skills $(BIN) run --no-log "$(PROMPT)"
 
 # Into a firmware image or a staging folder: make install DESTDIR=rootfs-dir
 PREFIX		?= /usr

@@ -13,6 +13,7 @@
 
 #include "fm.h"
 #include "json.h"
+#include "log.h"
 #include "net.h"
 #include "sandbox.h"
 #include "slog.h"
@@ -1431,9 +1432,19 @@ agent_new(struct arena *perm, const struct cfg *c, const struct agent_opts *o,
 	arena_init(&ag->turn, "turn");
 	ag->tail = &ag->msgs;
 	ag->log.fd = -1;
-	ag->workspace = c->workspace;
-	if (ag->workspace != NULL)
-		(void)mkdir(ag->workspace, 0700);
+	if (c->workspace != NULL) {
+		char *w = arena_strdup(perm, c->workspace);
+
+		if (w == NULL) {
+			*err = -E_NOMEM;
+			return NULL;
+		}
+		if (slog_mkdirs(w) == 0)
+			ag->workspace = w;
+		else
+			log_warn("workspace %s: %s: the workspace tools are "
+			    "off", w, strerror(errno));
+	}
 	sbx_policy_defaults(&ag->base);
 	for (i = 0; i < c->sandbox.nallow; i++)
 		ag->host_allow |= perm_of(c->sandbox.allow[i]);

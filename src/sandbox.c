@@ -836,7 +836,7 @@ struct sup {
 	size_t		 in_len, in_off;
 	struct sbx_cap	 cap[2];
 	struct sha256	 sha;		/* of stdout */
-	int		 status, exited, timed_out;
+	int		 status, exited, killed, reaped, timed_out;
 };
 
 static void
@@ -871,6 +871,43 @@ pump(struct sup *s, int i)
 		close_fd(&s->fd[i]);
 }
 
+/* Has the child exited? It stays a zombie, so that its pid keeps
+ * naming the process group until the group is reaped. */
+static int
+has_exited(pid_t pid)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) ==
+	    0 && si.si_pid == pid;
+}
+
+/* Kill and reap the whole group: the child and whatever it left behind,
+ * which came to us as their subreaper. Members that cannot die (stuck in
+ * the kernel) are given up after a second. */
+static void
+reap_group(struct sup *s)
+{
+	struct timespec ms = { 0, 1000000 };
+	long until = now_ms() + 1000;
+	pid_t w;
+	int wst;
+
+	for (;;) {
+		while ((w = waitpid(-s->pid, &wst, WNOHANG)) > 0)
+			if (w == s->pid) {
+				s->status = wst;
+				s->reaped = 1;
+			}
+		if (kill(-s->pid, SIGKILL) != 0 || now_ms() >= until)
+			break;
+		nanosleep(&ms, NULL);
+	}
+	if (!s->reaped && waitpid(s->pid, &s->status, 0) == s->pid)
+		s->reaped = 1;
+}
+
 /* Feed stdin, drain stdout and stderr, until the child has exited and
  * its pipes are closed; kill the group on timeout, on a signal to us, and
  * once the child has exited. */
@@ -878,19 +915,19 @@ static void
 supervise(struct sup *s, long deadline)
 {
 	struct pollfd pf[4];
-	int idx[4], n, i, wst, backoff = 1;
+	int idx[4], n, i, backoff = 1;
 	long now, grace = 0, wait;
 
 	for (;;) {
 		now = now_ms();
-		if (!s->exited && !s->timed_out && (now >= deadline ||
+		if (!s->exited && !s->killed && (now >= deadline ||
 		    got_signal)) {
 			s->timed_out = !got_signal;
+			s->killed = 1;
 			kill(-s->pid, SIGKILL);
 		}
-		if (!s->exited && waitpid(s->pid, &wst, WNOHANG) == s->pid) {
+		if (!s->exited && has_exited(s->pid)) {
 			s->exited = 1;
-			s->status = wst;
 			kill(-s->pid, SIGKILL);
 			grace = now + GRACE_MS;
 		}
@@ -914,7 +951,7 @@ supervise(struct sup *s, long deadline)
 			wait = MIN(wait, backoff);
 			backoff = MIN(backoff * 2, TICK_MS);
 		}
-		if (s->timed_out)
+		if (s->killed)
 			wait = MIN(wait, 10);
 		if (poll(pf, (nfds_t)n, (int)MAX(wait, 0)) <= 0)
 			continue;
@@ -922,6 +959,7 @@ supervise(struct sup *s, long deadline)
 			if (pf[i].revents != 0 && idx[i] < 3)
 				pump(s, idx[i]);
 	}
+	reap_group(s);
 }
 
 static void
@@ -1017,6 +1055,7 @@ sbx_run(struct arena *a, const struct sbx_policy *p,
 		input = "";
 	sbx_probe(NULL);
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	c.p = p;
 	c.abi = st.pr.landlock_abi;
 	c.parent = getpid();

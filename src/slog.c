@@ -27,9 +27,9 @@ slog_name_ok(const char *s)
 	return 1;
 }
 
-/* mkdir -p for a path in a scratch copy. */
-static int
-mkdirs(char *p)
+/* see slog.h */
+int
+slog_mkdirs(char *p)
 {
 	char *s;
 
@@ -61,7 +61,7 @@ slog_open(struct slog *s, struct arena *a, const char *dir, const char *name,
 	    (s->path = arena_printf(a, "%s/%s.jsonl", d, name)) == NULL ||
 	    (s->name = arena_strdup(a, name)) == NULL)
 		return -E_NOMEM;
-	if (create && mkdirs(d) != 0) {
+	if (create && slog_mkdirs(d) != 0) {
 		s->err_no = errno;
 		return -E_IO;
 	}

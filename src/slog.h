@@ -23,6 +23,9 @@ struct slog {
 	int		 err_no;
 };
 
+/* mkdir -p (mode 0700); p is modified while working, restored after. */
+int	slog_mkdirs(char *p);
+
 /* Valid session names: 1-64 of [A-Za-z0-9._-], not starting with '.'. */
 int	slog_name_ok(const char *name);
 
