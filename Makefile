@@ -88,7 +88,7 @@ $(SETUP_OK): tools/setup
 setup:
 	tools/setup
 
-$(VS)/%/.skillbox-ok: vendor/%/pin | $(SETUP_OK)
+$(VS)/%/.skillbox-ok: vendor/%/pin $(wildcard vendor/*/*.patch) | $(SETUP_OK)
 	$(Q)tools/vendor-fetch vendor/$* $(VS)
 vendor: $(VENDOR_OK)
 

@@ -326,6 +326,8 @@ arena_get(struct arena *a, size_t n, size_t align)
 			return (unsigned char *)c + CHDR + off;
 		}
 	}
+	if (heap.base == NULL && mem_init(MEM_DEFAULT) != 0)
+		return NULL;
 	if (n > heap.budget)
 		return heap.failed = n, heap.nfail++, NULL;
 	cap = n <= CHUNK - CHDR - HDR ? CHUNK - CHDR - HDR : n;

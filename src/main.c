@@ -245,8 +245,16 @@ main(int argc, char **argv)
 		log_set_level(verbose > 1 ? LOG_DEBUG : LOG_INFO);
 	if (app.quiet)
 		log_set_level(LOG_ERR);
-	if (mem == NULL)
-		mem = config_memory(app.config);
+	if (mem == NULL) {
+		/* A bad value here is left for the configuration check to
+		 * report with its file:line; the default applies meanwhile. */
+		const char *cm = config_memory(app.config);
+		size_t v;
+
+		if (cm != NULL && mem_parse_size(cm, &v) == 0 && v >= MEM_MIN &&
+		    v <= MEM_MAX)
+			budget = v;
+	}
 	if (mem != NULL && (mem_parse_size(mem, &budget) != 0 ||
 	    budget < MEM_MIN || budget > MEM_MAX))
 		return cmd_usage(NULL, "--memory '%s': want a size from %uk to "

@@ -77,6 +77,7 @@ static struct {
 	struct sbx_probe	pr;
 	int			probed;
 	unsigned		warned;
+	int			subreaper;	/* orphans come to us */
 	char			why[SBX_NLAYERS][80];
 } st;
 
@@ -884,8 +885,9 @@ has_exited(pid_t pid)
 }
 
 /* Kill and reap the whole group: the child and whatever it left behind,
- * which came to us as their subreaper. Members that cannot die (stuck in
- * the kernel) are given up after a second. */
+ * which comes to us as its subreaper (without one, as under qemu-user,
+ * init reaps the orphans). Members that cannot die (stuck in the kernel)
+ * are given up after a second. */
 static void
 reap_group(struct sup *s)
 {
@@ -895,12 +897,15 @@ reap_group(struct sup *s)
 	int wst;
 
 	for (;;) {
-		while ((w = waitpid(-s->pid, &wst, WNOHANG)) > 0)
+		if ((w = waitpid(-s->pid, &wst, WNOHANG)) > 0) {
 			if (w == s->pid) {
 				s->status = wst;
 				s->reaped = 1;
 			}
-		if (kill(-s->pid, SIGKILL) != 0 || now_ms() >= until)
+			continue;
+		}
+		if ((w < 0 && !st.subreaper) || kill(-s->pid, SIGKILL) != 0 ||
+		    now_ms() >= until)
 			break;
 		nanosleep(&ms, NULL);
 	}
@@ -1055,7 +1060,8 @@ sbx_run(struct arena *a, const struct sbx_policy *p,
 		input = "";
 	sbx_probe(NULL);
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	if (!st.subreaper)
+		st.subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0;
 	c.p = p;
 	c.abi = st.pr.landlock_abi;
 	c.parent = getpid();

@@ -101,7 +101,9 @@ struct sbx_result {
  * found) or 126 (not executable) with r->why, as in shells. Started as
  * root, a policy with uid 0 runs scripts as root (warned once). The
  * process makes itself non-dumpable (prctl) so that scripts of the same
- * user cannot read its environment from /proc. */
+ * user cannot read its environment from /proc, and a child subreaper so
+ * that everything a script leaves behind is killed and reaped before
+ * sbx_run returns. */
 int	sbx_run(struct arena *a, const struct sbx_policy *p,
 	    const char *const *argv, const char *input, size_t input_len,
 	    struct sbx_result *r);

@@ -77,7 +77,7 @@ skill_name_rule(const char *s, size_t n)
 		if (!((s[i] >= 'a' && s[i] <= 'z') ||
 		    (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
 			return "name-chars";
-	if (s[0] == '-' || s[n - 1] == '-' || strstr(s, "--") != NULL)
+	if (s[0] == '-' || s[n - 1] == '-' || memmem(s, n, "--", 2) != NULL)
 		return "name-hyphen";
 	return NULL;
 }
@@ -588,8 +588,16 @@ parse_skill(struct parse *p, const char *dir, int which, int *err)
 			const struct fm_node *nd;
 
 			if ((nd = fm_get(root, "name")) != NULL &&
-			    nd->kind == FM_SCALAR)
+			    nd->kind == FM_SCALAR) {
+				if (skill_name_rule(nd->s, nd->n) != NULL) {
+					issue(p, K_FATAL, nd->line,
+					    skill_name_rule(nd->s, nd->n),
+					    "name '%.80s' is not a skill name",
+					    nd->s);
+					return NULL;
+				}
 				sk->name = arena_strndup(p->a, nd->s, nd->n);
+			}
 			if ((nd = fm_get(root, "description")) != NULL &&
 			    nd->kind == FM_SCALAR)
 				sk->description = arena_strndup(p->a, nd->s,
@@ -608,8 +616,11 @@ parse_skill(struct parse *p, const char *dir, int which, int *err)
 				*err = r == -E_NOMEM ? r : 0;
 				return NULL;
 			}
-			body.p = text + (body.p - text);
-			fm_split(text, len, &yaml, &yl, &body, &bl);
+			if (fm_split(text, len, &yaml, &yl, &body, &bl) != 0) {
+				body.p = text;
+				body.n = len;
+				bl = 1;
+			}
 		}
 		from_oskill(p, sk, body.p, body.n, bl, folder);
 	}

@@ -1,0 +1,348 @@
+/* test_sandbox.c - allowed-tools mapping, Bash(...) rules, output caps,
+ * SHA-256 vectors, the audit record, and a few real runs (the escape
+ * battery is tests/e2e/sandbox.test). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "sandbox.h"
+#include "sandbox_int.h"
+#include "sha256.h"
+#include "str.h"
+#include "unit.h"
+
+static void
+allowed_tools(void)
+{
+	struct sbx_policy p;
+
+	sbx_policy_defaults(&p);
+	T_EQI(sbx_from_allowed_tools(&p, &t_arena, "Read Grep Glob LS"), 0);
+	T_EQI(p.perms, SBX_READ);
+	sbx_policy_defaults(&p);
+	T_EQI(sbx_from_allowed_tools(&p, &t_arena, "Edit"), 0);
+	T_EQI(p.perms, SBX_WRITE | SBX_READ);
+	sbx_policy_defaults(&p);
+	T_EQI(sbx_from_allowed_tools(&p, &t_arena, "webfetch,WebSearch"), 0);
+	T_EQI(p.perms, SBX_NET);
+	sbx_policy_defaults(&p);
+	T_EQI(sbx_from_allowed_tools(&p, &t_arena, "Bash"), 0);
+	T_EQI(p.perms, SBX_SHELL);
+	T_EQI(p.nshell_allow, 0);
+	sbx_policy_defaults(&p);
+	T_EQI(sbx_from_allowed_tools(&p, &t_arena,
+	    "Read, Bash(git:*), Bash(npm run test:*) mcp__x Task"), 2);
+	T_EQI(p.perms, SBX_READ | SBX_SHELL);
+	T_EQI(p.nshell_allow, 2);
+	T_EQS(p.shell_allow[0], "git:*");
+	T_EQS(p.shell_allow[1], "npm run test:*");
+	/* Plain Bash next to a rule: any command line. */
+	sbx_policy_defaults(&p);
+	T_EQI(sbx_from_allowed_tools(&p, &t_arena, "Bash(git:*) Terminal"), 0);
+	T_EQI(p.nshell_allow, 0);
+	sbx_policy_defaults(&p);
+	T_EQI(sbx_from_allowed_tools(&p, &t_arena, NULL), 0);
+	T_EQI(p.perms, 0);
+	sbx_policy_defaults(&p);
+	T_EQI(sbx_from_allowed_tools(&p, &t_arena, "Bash(a:*) Bash(b:*) "
+	    "Bash(c:*) Bash(d:*) Bash(e:*) Bash(f:*) Bash(g:*) Bash(h:*) "
+	    "Bash(i:*) Bash(j:*) Bash(k:*) Bash(l:*) Bash(m:*) Bash(n:*) "
+	    "Bash(o:*) Bash(p:*) Bash(q:*)"), -E_LIMIT);
+}
+
+static int
+sh_ok(const struct sbx_policy *p, const char *line)
+{
+	char why[160];
+	int e = sbx_shell_check(p, line, why, sizeof(why));
+
+	if (e != 0 && getenv("UNIT_VERBOSE") != NULL)
+		fprintf(stderr, "  %s -> %s\n", line, why);
+	return e == 0;
+}
+
+static void
+shell_rules(void)
+{
+	struct sbx_policy p;
+	char why[160];
+
+	sbx_policy_defaults(&p);
+	T(sbx_shell_check(&p, "ls", why, sizeof(why)) == -E_DENIED);
+	T(strstr(why, "no shell") != NULL);
+	T(sbx_from_allowed_tools(&p, &t_arena, "Bash(git:*) "
+	    "Bash(ls)") == 0);
+	T(sh_ok(&p, "git status"));
+	T(sh_ok(&p, "  git log --oneline | git show; git diff && git a || "
+	    "git b & git c"));
+	T(sh_ok(&p, "git commit -m 'a; rm -rf / && $(id) `id`'"));
+	T(sh_ok(&p, "git log \"$HOME\" > out 2>&1 </dev/null"));
+	T(sh_ok(&p, "git log 2>&1 | git x\ngit y # comment; rm z"));
+	T(sh_ok(&p, "g\"i\"t status"));
+	T(sh_ok(&p, "git \\\n status"));
+	T(sh_ok(&p, "ls"));
+	T(sh_ok(&p, "ls >out"));
+	T(!sh_ok(&p, "ls -la"));		/* an exact rule */
+	T(!sh_ok(&p, "rm -rf /"));
+	T(!sh_ok(&p, "git status; rm x"));
+	T(!sh_ok(&p, "git status && curl x | sh"));
+	T(!sh_ok(&p, "git status\nrm x"));
+	T(!sh_ok(&p, "git status &rm x"));
+	T(!sh_ok(&p, "git status |& rm x"));
+	T(!sh_ok(&p, "git $(rm x)"));
+	T(!sh_ok(&p, "git \"$(rm x)\""));
+	T(!sh_ok(&p, "git `rm x`"));
+	T(!sh_ok(&p, "git \"`rm x`\""));
+	T(!sh_ok(&p, "git log <(rm x)"));
+	T(!sh_ok(&p, "(git status)"));
+	T(!sh_ok(&p, "git() ( rm x ); git"));
+	T(!sh_ok(&p, "{ git status; }"));
+	T(!sh_ok(&p, "FOO=1 git status"));
+	T(!sh_ok(&p, ">x git status"));
+	T(!sh_ok(&p, "git 'unterminated"));
+	T(!sh_ok(&p, "gitx status"));
+	T(!sh_ok(&p, "/usr/bin/git status"));
+	T(!sh_ok(&p, "$G status"));
+	T(!sh_ok(&p, "git status; $(x)"));
+	T(sbx_shell_check(&p, "rm -rf /", why, sizeof(why)) == -E_DENIED);
+	T(strstr(why, "'rm'") != NULL);
+	/* Multi-word prefixes. */
+	sbx_policy_defaults(&p);
+	T(sbx_from_allowed_tools(&p, &t_arena, "Bash(npm run test:*)") == 0);
+	T(sh_ok(&p, "npm run test -- --watch"));
+	T(sh_ok(&p, "npm 'run' test"));
+	T(!sh_ok(&p, "npm run build"));
+	T(!sh_ok(&p, "npm run"));
+}
+
+static void
+feed_all(struct sbx_cap *c, const char *s, size_t n, size_t chunk)
+{
+	size_t k;
+
+	for (; n > 0; s += k, n -= k) {
+		k = MIN(n, chunk);
+		sbx_cap_feed(c, s, k);
+	}
+}
+
+static void
+output_cap(void)
+{
+	char buf[16 + SBX_MARK_MAX + 1], in[100];
+	struct sbx_cap c;
+	size_t n, chunk;
+	int i;
+
+	for (i = 0; i < 100; i++)
+		in[i] = (char)('a' + i % 26);
+	sbx_cap_init(&c, buf, 16);
+	feed_all(&c, in, 16, 3);
+	T_EQI(sbx_cap_finish(&c), 16);
+	T(memcmp(buf, in, 16) == 0 && buf[16] == '\0');
+	for (chunk = 1; chunk <= 100; chunk += 7) {
+		sbx_cap_init(&c, buf, 16);
+		feed_all(&c, in, 100, chunk);
+		n = sbx_cap_finish(&c);
+		T_EQI(c.total, 100);
+		T_EQS(buf, "abcdefgh\n[... 84 bytes cut ...]\nopqrstuv");
+		T_EQI(n, strlen(buf));
+	}
+	sbx_cap_init(&c, buf, 16);
+	feed_all(&c, in, 5, 5);
+	T_EQI(sbx_cap_finish(&c), 5);
+	T_EQS(buf, "abcde");
+	sbx_cap_init(&c, buf, 16);
+	feed_all(&c, in, 17, 17);
+	sbx_cap_finish(&c);
+	T_EQS(buf, "abcdefgh\n[... 1 bytes cut ...]\njklmnopq");
+	sbx_cap_init(&c, buf, 0);
+	feed_all(&c, in, 10, 4);
+	sbx_cap_finish(&c);
+	T_EQS(buf, "\n[... 10 bytes cut ...]\n");
+}
+
+static const char *
+hash(const void *p, size_t n, unsigned times)
+{
+	static char hex[65];
+	struct sha256 c;
+	unsigned char d[32];
+
+	sha256_init(&c);
+	while (times-- > 0)
+		sha256_feed(&c, p, n);
+	sha256_final(&c, d);
+	sha256_hex(d, hex);
+	return hex;
+}
+
+static void
+sha256_vectors(void)
+{
+	char a[1000];
+
+	T_EQS(hash("", 0, 1), "e3b0c44298fc1c149afbf4c8996fb924"
+	    "27ae41e4649b934ca495991b7852b855");
+	T_EQS(hash("abc", 3, 1), "ba7816bf8f01cfea414140de5dae2223"
+	    "b00361a396177a9cb410ff61f20015ad");
+	T_EQS(hash("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+	    56, 1), "248d6a61d20638b8e5c026930c3e6039"
+	    "a33ce45964ff2167f6ecedd419db06c1");
+	T_EQS(hash("abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmn"
+	    "hijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu", 112, 1),
+	    "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1");
+	memset(a, 'a', sizeof(a));
+	T_EQS(hash(a, sizeof(a), 1000), "cdc76e5c9914fb9281a1c7e284d73e67"
+	    "f1809a48a497200e046d39ccc7112cd0");
+	T_EQS(hash(a, 7, 1), hash(a, 1, 7));	/* split feeds */
+}
+
+static void
+layer_words(void)
+{
+	unsigned l;
+	const char *bad = NULL;
+
+	T(sbx_layers_parse("landlock,seccomp nnp", &l, &bad) == 0);
+	T_EQI(l, SBX_L_LANDLOCK | SBX_L_SECCOMP | SBX_L_NNP);
+	T(sbx_layers_parse("", &l, &bad) == 0 && l == 0);
+	T(sbx_layers_parse("landlock,bogus", &l, &bad) == -E_INVAL);
+	T_EQS(bad, "bogus");
+	T_EQS(sbx_layers_str(&t_arena, 0), "none");
+	T_EQS(sbx_layers_str(&t_arena, SBX_L_RLIMIT | SBX_L_ENV |
+	    SBX_L_SECCOMP_NET), "rlimit env seccomp-net");
+	T_EQS(sbx_layer_name(SBX_L_NETNS), "netns");
+}
+
+/* A scratch skill folder for the real runs. */
+static char skdir[64];
+
+static const char *
+skill_dir(void)
+{
+	const char *t = getenv("TMPDIR");
+
+	snprintf(skdir, sizeof(skdir), "%s/skillbox-unit.XXXXXX",
+	    t != NULL && strlen(t) < 32 ? t : "/tmp");
+	if (mkdtemp(skdir) == NULL)
+		return NULL;
+	chmod(skdir, 0755);
+	return skdir;
+}
+
+static void
+run_one(void)
+{
+	const char *argv[] = { "/bin/sh", "-c", "cat; echo \"$SKILL_NAME\" "
+	    ">&2; echo \"[$SECRET_UNIT]\" >&2; exit 3", NULL };
+	struct sbx_policy p;
+	struct sbx_result r;
+	struct json_writer w;
+	struct sbuf sb;
+	const char *d = skill_dir();
+
+	T(d != NULL);
+	if (d == NULL)
+		return;
+	setenv("SECRET_UNIT", "hunter2", 1);
+	sbx_policy_defaults(&p);
+	p.skill_name = "unit";
+	p.skill_root = d;
+	if (getuid() == 0)
+		p.uid = p.gid = 65534;
+	T(sbx_run(&t_arena, &p, argv, "[1,2]", 5, &r) == 0);
+	T_EQI(r.status, 3);
+	T_EQI(r.signal, 0);
+	T_EQS(r.out, "[1,2]");
+	T_EQS(r.err, "unit\n[]\n");
+	T(sbx_output_json(&r));
+	T(r.layers & SBX_L_ENV && r.layers & SBX_L_RLIMIT);
+	T(r.confinement != NULL && strstr(r.confinement, "env") != NULL);
+	sbuf_init(&sb, &t_arena, 0);
+	json_writer_init(&w, &sb);
+	T(sbx_audit_json(&r, &p, argv, "[1,2]", 5, &w) == 0);
+	T(json_writer_err(&w) == 0);
+	T(strstr(sb.p, "\"skill\":\"unit\"") != NULL);
+	T(strstr(sb.p, "\"exit\":3") != NULL);
+	/* sha256 of "[1,2]", in and out */
+	T(strstr(sb.p, "\"input_sha256\":\"49a64717d5d4cb19952e6eac2946415c"
+	    "f6879adacf9908e7d872332d32c6e684\",\"output_sha256\":\"49a647")
+	    != NULL);
+	T(strstr(sb.p, "\"output_bytes\":5") != NULL);
+	/* A named secret passes. */
+	p.secrets[p.nsecrets++] = "SECRET_UNIT";
+	T(sbx_run(&t_arena, &p, argv, "", 0, &r) == 0);
+	T_EQS(r.err, "unit\n[hunter2]\n");
+	T(!sbx_output_json(&r));
+	unsetenv("SECRET_UNIT");
+	rmdir(d);
+}
+
+static void
+run_limits(void)
+{
+	const char *loop[] = { "/bin/sh", "-c", "trap '' TERM; while :; do "
+	    ":; done", NULL };
+	const char *big[] = { "/bin/sh", "-c", "i=0; while [ $i -lt 2000 ]; "
+	    "do echo 0123456789abcdef; i=$((i + 1)); done", NULL };
+	const char *none[] = { "/nonexistent/x", NULL };
+	struct sbx_policy p;
+	struct sbx_result r;
+	const char *d = skill_dir();
+
+	T(d != NULL);
+	if (d == NULL)
+		return;
+	sbx_policy_defaults(&p);
+	p.skill_name = "unit";
+	p.skill_root = d;
+	if (getuid() == 0)
+		p.uid = p.gid = 65534;
+	p.timeout_ms = 300;
+	T(sbx_run(&t_arena, &p, loop, "", 0, &r) == 0);
+	T(r.timed_out);
+	T_EQI(r.signal, 9);
+	T(r.ms >= 300 && r.ms < 3000);
+	p.timeout_ms = 30000;
+	p.out_cap = 1000;
+	T(sbx_run(&t_arena, &p, big, "", 0, &r) == 0);
+	T_EQI(r.out_total, 34000);
+	T(r.out_len < 1000 + SBX_MARK_MAX);
+	T(strstr(r.out, "[... 33000 bytes cut ...]") != NULL);
+	T(!sbx_output_json(&r));
+	T(sbx_run(&t_arena, &p, none, "", 0, &r) == 0);
+	T_EQI(r.status, 127);
+	/* Under qemu-user a shell sets RLIMIT_AS and reports this itself. */
+	T(strstr(r.why, "/nonexistent/x") != NULL || strstr(r.err,
+	    "/nonexistent/x") != NULL);
+	p.disable = SBX_L_ENV;
+	p.require = SBX_L_ENV;
+	T(sbx_run(&t_arena, &p, none, "", 0, &r) == -E_DENIED);
+	T(r.denied);
+	T(strstr(r.why, "env") != NULL && strstr(r.why, "switched off"));
+	p.disable = p.require = 0;
+	p.perms = SBX_SHELL;
+	T(sbx_from_allowed_tools(&p, &t_arena, "Bash(echo:*)") == 0);
+	T(sbx_run_shell(&t_arena, &p, "echo hi; id", &r) == -E_DENIED);
+	T(r.denied && strstr(r.why, "'id'") != NULL);
+	T(sbx_run_shell(&t_arena, &p, "echo hi", &r) == 0);
+	T_EQS(r.out, "hi\n");
+	rmdir(d);
+}
+
+static const struct unit_case cases[] = {
+	{ "allowed_tools", allowed_tools },
+	{ "shell_rules", shell_rules },
+	{ "output_cap", output_cap },
+	{ "sha256_vectors", sha256_vectors },
+	{ "layer_words", layer_words },
+	{ "run_one", run_one },
+	{ "run_limits", run_limits },
+};
+
+const struct unit_suite suite_sandbox = { "sandbox", cases,
+	ARRAY_LEN(cases) };
