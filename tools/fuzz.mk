@@ -1,7 +1,7 @@
 # tools/fuzz.mk - bounded fuzzing of the parsers with clang's libFuzzer
 # (called by `make fuzz`; run from the repository root).
 #
-#   make -f tools/fuzz.mk [FUZZ_TIME=20] [FUZZERS="json fm skill"]
+#   make -f tools/fuzz.mk [FUZZ_TIME=20] [FUZZERS="json fm skill sse http llm"]
 #   make -f tools/fuzz.mk build          only build the harnesses
 #   make -f tools/fuzz.mk clean          drop the builds and grown corpora
 #
@@ -14,7 +14,7 @@
 # replacing malloc, which ASan owns.
 
 FUZZ_TIME	?= 20
-FUZZERS		?= json fm skill
+FUZZERS		?= json fm skill sse http llm
 FUZZ_CC		?= clang
 VS		?= build/vendor
 O		= build/fuzz
@@ -34,7 +34,12 @@ FY_INC		= -I$(VS)/libfyaml/include
 FY_SRCS		:= $(wildcard $(VS)/libfyaml/src/lib/*.c) $(VS)/libfyaml/src/xxhash/xxhash.c
 FY_OBJS		:= $(FY_SRCS:$(VS)/libfyaml/src/%.c=$(O)/libfyaml/%.o)
 FY_LIB		= $(O)/libfyaml.a
-VENDOR_OK	= $(VS)/libfyaml/.skillbox-ok $(VS)/jsmn/.skillbox-ok
+VENDOR_OK	= $(VS)/libfyaml/.skillbox-ok $(VS)/jsmn/.skillbox-ok \
+		  $(VS)/bearssl/.skillbox-ok
+# BearSSL only links the transport half of llm.c; built plain.
+BEAR_SRCS	:= $(shell find $(VS)/bearssl/src -name '*.c' 2>/dev/null | sort)
+BEAR_OBJS	:= $(BEAR_SRCS:$(VS)/bearssl/src/%.c=$(O)/bearssl/%.o)
+BEAR_LIB	= $(O)/libbearssl.a
 HDRS		:= $(wildcard src/*.h)
 
 # Per harness: its sources, extra flags and libraries.
@@ -46,6 +51,15 @@ fm_LIBS		= $(FY_LIB)
 skill_SRCS	= tests/fuzz/fuzz_skill.c src/skill.c src/fm.c src/str.c src/arena.c
 skill_FLAGS	= $(FY_INC)
 skill_LIBS	= $(FY_LIB)
+sse_SRCS	= tests/fuzz/fuzz_sse.c src/sse.c src/str.c src/arena.c
+http_SRCS	= tests/fuzz/fuzz_http.c src/http.c src/str.c src/arena.c
+llm_SRCS	= tests/fuzz/fuzz_llm.c src/llm.c src/llm_openai.c \
+		  src/llm_responses.c src/llm_anthropic.c src/llm_ollama.c \
+		  src/sse.c src/json.c src/str.c src/arena.c src/log.c \
+		  src/http.c src/net.c src/tls.c
+llm_FLAGS	= -DJSMN_STATIC -I$(VS)/jsmn -isystem $(VS)/bearssl/inc \
+		  -DSKILLBOX_VERSION='"fuzz"' -DSKILLBOX_BUILD_EPOCH=0LL
+llm_LIBS	= $(BEAR_LIB)
 
 .PHONY: all build clean $(FUZZERS:%=run-%)
 .SECONDARY:
@@ -67,6 +81,12 @@ $(O)/fuzz_%: $$($$*_SRCS) $$($$*_LIBS) $(HDRS) tools/fuzz.mk
 	@mkdir -p $(@D)
 	@echo "  CC      $@"
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $($*_FLAGS) -o $@ $($*_SRCS) $($*_LIBS) -lm
+
+$(BEAR_LIB): $(BEAR_OBJS)
+	@rm -f $@ && ar rcs $@ $^
+$(O)/bearssl/%.o: $(VS)/bearssl/src/%.c
+	@mkdir -p $(@D)
+	@$(FUZZ_CC) -O1 -w -I$(VS)/bearssl/inc -I$(VS)/bearssl/src -c -o $@ $<
 
 # libfyaml once, instrumented but not linked with the fuzzer's main.
 $(FY_LIB): $(FY_OBJS)
