@@ -38,6 +38,12 @@ VS		= build/vendor
 BIN		= $(B)/skillbox
 
 OPT		?= -Os
+# Link-time optimisation: about 15% smaller. LTO=0 turns it off.
+LTO		?= 1
+ifeq ($(LTO),1)
+OPT		+= -flto=auto
+LTOLD		= -flto=auto
+endif
 BASEFLAGS	= -std=c11 -D_GNU_SOURCE $(OPT) -ffunction-sections -fdata-sections \
 		  -fno-asynchronous-unwind-tables -fno-unwind-tables $(CPUFLAGS)
 CWARN		= -Wall -Wextra -Wundef -Wshadow -Wstrict-prototypes -Wno-unused-parameter
@@ -47,7 +53,7 @@ endif
 CFLAGS		?=
 CPPFLAGS	+= -DSKILLBOX_VERSION='"$(VERSION)"' -DSKILLBOX_ARCH='"$(ARCH)"' \
 		   -DSKILLBOX_BOARD='"$(BOARD)"' -I$(B)/gen -Isrc
-LDFLAGS		+= -static -Wl,--gc-sections -Wl,-z,norelro -Wl,-z,noseparate-code \
+LDFLAGS		+= $(LTOLD) -static -Wl,--gc-sections -Wl,-z,norelro -Wl,-z,noseparate-code \
 		   -Wl,--build-id=none
 LDLIBS		= $(B)/vendor/libfyaml.a $(B)/vendor/libbearssl.a -lm
 
