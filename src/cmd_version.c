@@ -21,7 +21,9 @@ cmd_version(int argc, char **argv)
 	printf("skillbox %s\n", SKILLBOX_VERSION);
 	printf("arch: %s (board %s)\n", SKILLBOX_ARCH, SKILLBOX_BOARD);
 	printf("built: %s\n", SKILLBOX_BUILD_DATE);
-	printf("libraries: musl %s, libfyaml %s, jsmn %s\n", MUSL_VERSION,
-	    fm_version(), JSMN_VERSION);
+	printf("libraries: musl %s, BearSSL %s, libfyaml %s, jsmn %s\n",
+	    MUSL_VERSION, BEARSSL_VERSION, fm_version(), JSMN_VERSION);
+	printf("protocols: openai (chat completions), responses, anthropic, "
+	    "ollama; TLS 1.2\n");
 	return EXIT_OK;
 }

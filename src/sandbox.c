@@ -588,11 +588,15 @@ netns(void)
 		return unshare(CLONE_NEWNET) != 0 ? errno : 0;
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0)
 		return errno;
+	/* Our /proc/self files belong to root while we are not dumpable
+	 * (inherited from the parent, which hides its secrets that way). */
+	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	put_file("/proc/self/setgroups", "deny");
 	snprintf(map, sizeof(map), "%u %u 1\n", uid, uid);
 	put_file("/proc/self/uid_map", map);
 	snprintf(map, sizeof(map), "%u %u 1\n", gid, gid);
 	put_file("/proc/self/gid_map", map);
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	return 0;
 }
 
