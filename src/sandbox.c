@@ -411,7 +411,7 @@ int
 sbx_shell_check(const struct sbx_policy *p, const char *line, char *why,
     size_t whylen)
 {
-	char w[SH_WORDS][SH_WORDLEN], scratch[SH_WORDLEN];
+	char w[SH_WORDS][SH_WORDLEN], scratch[SH_WORDLEN] = "";
 	const char *s = line, *e;
 	unsigned nw, cut, i;
 	int redir, c1;
@@ -661,6 +661,9 @@ run_child(const struct child *c)
 	if (c->want & SBX_L_NETNS)
 		layer(&rep, SBX_L_NETNS, netns());
 	if (c->want & SBX_L_USERDROP) {
+		/* Our pipes, so that /dev/stdout can be opened again. */
+		for (i = 0; i < 3; i++)
+			(void)!fchown(i, p->uid, p->gid);
 		if (setgroups(0, NULL) != 0 || setgid(p->gid) != 0 ||
 		    setuid(p->uid) != 0)
 			child_fail(rfd, &rep, ST_USER);
