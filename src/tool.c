@@ -661,10 +661,12 @@ t_create_skill(struct call *c)
 	sbuf_printf(&sb, "\n---\n%s\n", body);
 	if (sb.err)
 		return c->nomem = -E_NOMEM;
-	if ((f = fopen(file, "wx")) == NULL ||
-	    fwrite(sb.p, 1, sb.len, f) != sb.len || fclose(f) != 0) {
-		if (f != NULL)
-			fclose(f);
+	if ((f = fopen(file, "wx")) == NULL) {
+		rmdir(dir);
+		return reply(c, 1, "cannot write %s", file);
+	}
+	bad = fwrite(sb.p, 1, sb.len, f) != sb.len;
+	if (fclose(f) != 0 || bad) {
 		unlink(file);
 		rmdir(dir);
 		return reply(c, 1, "cannot write %s", file);
