@@ -3,6 +3,7 @@
 #include "agent.h"
 
 #include <dirent.h>
+#include <pwd.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1408,6 +1409,48 @@ perm_of(const char *tool)
 	return v;
 }
 
+/* sandbox.user: a name from the user database, or UID[:GID]. The
+ * workspace is handed to that user so scripts can write there. */
+static int
+set_user(struct agent *ag, const char *u, char *why, size_t whylen)
+{
+	struct passwd *pw;
+	char *end;
+	unsigned long v;
+
+	v = strtoul(u, &end, 10);
+	if (end != u && (*end == '\0' || *end == ':')) {
+		ag->base.uid = (uid_t)v;
+		ag->base.gid = *end == ':' ? (gid_t)strtoul(end + 1, NULL, 10) :
+		    (gid_t)v;
+	} else if ((pw = getpwnam(u)) != NULL) {
+		ag->base.uid = pw->pw_uid;
+		ag->base.gid = pw->pw_gid;
+	} else {
+		snprintf(why, whylen, "sandbox.user '%s': no such user", u);
+		return -1;
+	}
+	if (ag->workspace != NULL) {
+		char *parent = arena_strdup(ag->perm, ag->workspace), *sl;
+		struct stat st;
+
+		if (chown(ag->workspace, ag->base.uid, ag->base.gid) != 0)
+			log_warn("workspace %s: cannot give it to uid %u: %s",
+			    ag->workspace, (unsigned)ag->base.uid,
+			    strerror(errno));
+		/* The user must reach its workspace: let it through the
+		 * (0700) state folder without reading it. */
+		if (parent != NULL && (sl = strrchr(parent, '/')) != NULL &&
+		    sl != parent) {
+			*sl = '\0';
+			if (stat(parent, &st) == 0 && !(st.st_mode & S_IXOTH))
+				(void)chmod(parent, (st.st_mode & 07777) |
+				    S_IXOTH);
+		}
+	}
+	return 0;
+}
+
 /* see agent.h */
 struct agent *
 agent_new(struct arena *perm, const struct cfg *c, const struct agent_opts *o,
@@ -1452,6 +1495,21 @@ agent_new(struct arena *perm, const struct cfg *c, const struct agent_opts *o,
 		ag->host_deny |= perm_of(c->sandbox.deny[i]);
 	for (i = 0; i < c->sandbox.nsecrets && i < SBX_MAX_SECRETS; i++)
 		ag->base.secrets[ag->base.nsecrets++] = c->sandbox.secrets[i];
+	for (i = 0; i < c->sandbox.nrequire; i++) {
+		const char *bad, *want = strcmp(c->sandbox.require[i],
+		    "all") == 0 ? "rlimit nnp landlock landlock-net netns "
+		    "seccomp seccomp-net userdrop privtmp env" :
+		    c->sandbox.require[i];
+		unsigned bits;
+
+		if (sbx_layers_parse(want, &bits, &bad) == 0)
+			ag->base.require |= bits;
+	}
+	if (c->sandbox.user != NULL && geteuid() == 0 &&
+	    set_user(ag, c->sandbox.user, why, whylen) != 0) {
+		*err = -E_INVAL;
+		return NULL;
+	}
 	if ((e = skill_reg_init(&ag->reg, c->skills, c->nskills, NULL,
 	    NULL)) != 0 || (e = skill_reg_scan(&ag->reg)) != 0) {
 		*err = e;
