@@ -13,8 +13,9 @@
  * -d DIR            a skills folder (repeatable); default as in
  *                   `skills list`
  * --timeout S       wall-clock limit in seconds (default 30)
- * --workspace DIR   the writable folder (default: a fresh one in $TMPDIR,
- *                   removed afterwards)
+ * --workspace DIR   the writable folder, which the script's user must be
+ *                   able to write (default: a fresh one in $TMPDIR, removed
+ *                   afterwards)
  * --keep            keep the fresh workspace and say where it is
  * --no-net          no network even for a skill that asks for it
  * --allow-net       network for a skill that asks for it (the default)
@@ -40,6 +41,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cfg.h"
 #include "cmd.h"
 #include "json.h"
 #include "log.h"
@@ -77,28 +79,18 @@ add_root(struct opts *o, const char *dir)
 	return 0;
 }
 
-/* The folders `skills list` uses without -d. */
+/* The folders `skills list` uses without -d (cfg_default_skill_dirs). */
 static int
 default_roots(struct opts *o)
 {
-	const char *env = getenv("SKILLBOX_SKILLS"), *home = getenv("HOME");
-	char *s, *p;
+	const char *v[SKILL_MAX_ROOTS];
+	unsigned i, n = cfg_default_skill_dirs(&app.perm, v, ARRAY_LEN(v));
 
-	if (env != NULL && *env != '\0') {
-		if ((s = arena_strdup(&app.perm, env)) == NULL)
-			return cmd_nomem("reading $SKILLBOX_SKILLS");
-		for (p = strtok_r(s, ":", &s); p != NULL; p = strtok_r(NULL,
-		    ":", &s))
-			if (add_root(o, p) != 0)
-				return EXIT_USAGE;
-		return 0;
-	}
-	add_root(o, "/usr/share/skillbox/skills");
-	add_root(o, "/etc/skillbox/skills");
-	if (home != NULL && *home != '\0' &&
-	    (p = arena_printf(&app.perm, "%s/.agents/skills", home)) != NULL)
-		add_root(o, p);
-	add_root(o, ".agents/skills");
+	if (n == 0)
+		return cmd_nomem("listing the skills folders");
+	for (i = 0; i < n && i < ARRAY_LEN(v); i++)
+		if (add_root(o, v[i]) != 0)
+			return EXIT_USAGE;
 	return 0;
 }
 
@@ -191,8 +183,8 @@ parse_opts(int argc, char **argv, struct opts *o)
 	}
 	if (dis != NULL && *dis != '\0') {
 		if (sbx_layers_parse(dis, &o->p.disable, &bad) != 0)
-			return -cmd_usage("exec", "SKILLBOX_SANDBOX_DISABLE: no "
-			    "layer '%s'", bad);
+			return -cmd_usage("exec", "SKILLBOX_SANDBOX_DISABLE: "
+			    "no layer '%s'", bad);
 		log_warn("exec: sandbox layers switched off by "
 		    "SKILLBOX_SANDBOX_DISABLE: %s", dis);
 	}
@@ -466,7 +458,8 @@ cmd_exec(int argc, char **argv)
 		    sk->name, argv[i + 1], r.signal ? "signal " : "exit ",
 		    r.signal ? r.signal : rc, r.ms, r.out_total, r.err_total,
 		    r.confinement != NULL ? r.confinement : "none",
-		    miss != NULL ? "; missing: " : "", miss != NULL ? miss : "");
+		    miss != NULL ? "; missing: " : "", miss != NULL ? miss :
+		    "");
 out:
 	if (ws != NULL && o.keep)
 		log_warn("exec: workspace kept in %s", ws);

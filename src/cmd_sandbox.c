@@ -40,6 +40,7 @@ do_check(int json, unsigned require)
 	struct sbx_probe pr;
 	struct json_writer w;
 	struct sbuf sb;
+	const char *name;
 	unsigned i, b;
 
 	sbx_probe(&pr);
@@ -76,10 +77,11 @@ do_check(int json, unsigned require)
 	} else {
 		for (i = 0; i < SBX_NLAYERS; i++) {
 			b = (unsigned)__builtin_ctz(order[i]);
+			name = sbx_layer_name(order[i]);
 			if (pr.available & order[i])
-				printf("%-13s active", sbx_layer_name(order[i]));
+				printf("%-13s active", name);
 			else
-				printf("%-13s unavailable: %s", sbx_layer_name(order[i]),
+				printf("%-13s unavailable: %s", name,
 				    pr.why[b] != NULL ? pr.why[b] : "?");
 			if (order[i] == SBX_L_LANDLOCK && pr.landlock_abi > 0)
 				printf(" (ABI %d)", pr.landlock_abi);
@@ -92,7 +94,8 @@ do_check(int json, unsigned require)
 	for (i = 0; i < SBX_NLAYERS; i++)
 		if (require & ~pr.available & 1u << i)
 			log_err("sandbox: required layer %s is unavailable: %s",
-			    sbx_layer_name(1u << i), pr.why[i] != NULL ? pr.why[i] : "?");
+			    sbx_layer_name(1u << i), pr.why[i] != NULL ?
+			    pr.why[i] : "?");
 	return require & ~pr.available ? EXIT_FAIL : EXIT_OK;
 }
 
@@ -113,93 +116,88 @@ cmp_long(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Median microseconds of n runs of /bin/true: plain (p == NULL) or
- * sandboxed under p; -1 on failure. */
+/* One timed run of /bin/true: plain (p == NULL) or under p; -1 on
+ * failure. */
 static long
-bench_one(long *t, unsigned n, const struct sbx_policy *p)
+time_one(const struct sbx_policy *p)
 {
 	static char *const argv[] = { "/bin/true", NULL };
 	struct sbx_result r;
 	struct arena_mark m;
-	unsigned i;
-	long t0;
+	long t0 = now_us();
 	pid_t pid;
 	int st;
 
-	for (i = 0; i < n; i++) {
-		t0 = now_us();
-		if (p == NULL) {
-			if ((pid = fork()) == 0) {
-				execv(argv[0], argv);
-				_exit(127);
-			}
-			if (pid < 0 || waitpid(pid, &st, 0) != pid || st != 0)
-				return -1;
-		} else {
-			m = arena_mark(&app.perm);
-			st = sbx_run(&app.perm, p, (const char *const *)argv,
-			    "", 0, &r);
-			arena_reset_to(&app.perm, m);
-			if (st != 0 || r.status != 0)
-				return -1;
+	if (p == NULL) {
+		if ((pid = fork()) == 0) {
+			execv(argv[0], argv);
+			_exit(127);
 		}
-		t[i] = now_us() - t0;
+		if (pid < 0 || waitpid(pid, &st, 0) != pid || st != 0)
+			return -1;
+	} else {
+		m = arena_mark(&app.perm);
+		st = sbx_run(&app.perm, p, (const char *const *)argv, "", 0,
+		    &r);
+		arena_reset_to(&app.perm, m);
+		if (st != 0 || r.status != 0)
+			return -1;
 	}
-	qsort(t, n, sizeof(*t), cmp_long);
-	return t[n / 2];
+	return now_us() - t0;
 }
 
+/* The configurations take turns, so that a load that comes and goes
+ * weighs on all of them alike; then the median of each. */
 static int
 do_bench(unsigned n)
 {
 	static const unsigned off[] = { 0, SBX_L_LANDLOCK, SBX_L_SECCOMP,
 	    SBX_L_NETNS, SBX_L_NNP, SBX_L_RLIMIT, SBX_L_PRIVTMP, SBX_L_ENV };
-	struct sbx_policy p;
+	enum { NC = 1 + ARRAY_LEN(off) };
+	struct sbx_policy p[NC];
 	struct sbx_result r;
-	const char *words;
-	long *t, base, v;
-	unsigned i;
-	char *tmp;
+	const char *words[NC];
+	long *t, med[NC];
+	unsigned i, c;
+	char *ws;
 
-	if ((t = arena_alloc(&app.perm, n * sizeof(*t))) == NULL)
+	if ((t = arena_alloc(&app.perm, (size_t)n * NC * sizeof(*t))) == NULL)
 		return cmd_nomem("timing the sandbox");
-	if ((base = bench_one(t, n, NULL)) < 0) {
-		log_err("sandbox bench: /bin/true failed");
-		return EXIT_FAIL;
-	}
-	sbx_policy_defaults(&p);
-	p.skill_name = "bench";
-	p.skill_root = "/";
-	if ((tmp = arena_strdup(&app.perm, p.tmp_parent)) == NULL)
-		return cmd_nomem("timing the sandbox");
-	p.workspace = tmp;
-	if (getuid() == 0)
-		p.uid = p.gid = 65534;
-	/* One run to learn the layers and warn once about what is missing. */
-	if (sbx_run(&app.perm, &p, (const char *const *)(char *[]){
-	    "/bin/true", NULL }, "", 0, &r) != 0) {
-		log_err("sandbox bench: %s", r.why);
-		return EXIT_FAIL;
-	}
-	printf("| run of /bin/true (median of %u) | layers in force | "
-	    "µs | overhead µs |\n|---|---|---:|---:|\n", n);
-	printf("| plain fork/exec/wait | none | %ld | 0 |\n", base);
-	for (i = 0; i < ARRAY_LEN(off); i++) {
-		p.disable = off[i];
-		if (sbx_run(&app.perm, &p, (const char *const *)(char *[]){
-		    "/bin/true", NULL }, "", 0, &r) != 0 ||
-		    (v = bench_one(t, n, &p)) < 0) {
+	for (c = 1; c < NC; c++) {
+		sbx_policy_defaults(&p[c]);
+		p[c].skill_name = "bench";
+		p[c].skill_root = "/";
+		if ((ws = arena_strdup(&app.perm, p[c].tmp_parent)) == NULL)
+			return cmd_nomem("timing the sandbox");
+		p[c].workspace = ws;
+		if (getuid() == 0)
+			p[c].uid = p[c].gid = 65534;
+		p[c].disable = off[c - 1];
+		if (sbx_run(&app.perm, &p[c], (const char *const *)(char *[]){
+		    "/bin/true", NULL }, "", 0, &r) != 0) {
 			log_err("sandbox bench: %s", r.why);
 			return EXIT_FAIL;
 		}
-		words = r.confinement;
-		if (off[i] == 0)
-			printf("| sandboxed, every layer | %s | %ld | %ld |\n",
-			    words, v, v - base);
-		else
-			printf("| sandboxed, %s off | %s | %ld | %ld |\n",
-			    sbx_layer_name(off[i]), words, v, v - base);
+		words[c] = r.confinement;
 	}
+	for (i = 0; i < n; i++)
+		for (c = 0; c < NC; c++)
+			if ((t[c * n + i] = time_one(c > 0 ? &p[c] :
+			    NULL)) < 0) {
+				log_err("sandbox bench: /bin/true failed");
+				return EXIT_FAIL;
+			}
+	for (c = 0; c < NC; c++) {
+		qsort(t + c * n, n, sizeof(*t), cmp_long);
+		med[c] = t[c * n + n / 2];
+	}
+	printf("| run of /bin/true (median of %u) | layers in force | "
+	    "µs | overhead µs |\n|---|---|---:|---:|\n", n);
+	printf("| plain fork/exec/wait | none | %ld | 0 |\n", med[0]);
+	for (c = 1; c < NC; c++)
+		printf("| sandboxed, %s%s | %s | %ld | %ld |\n", off[c - 1] ?
+		    sbx_layer_name(off[c - 1]) : "every layer", off[c - 1] ?
+		    " off" : "", words[c], med[c], med[c] - med[0]);
 	return EXIT_OK;
 }
 
@@ -242,9 +240,10 @@ cmd_sandbox(int argc, char **argv)
 	if (strcmp(sub, "check") == 0 && optind == argc)
 		return do_check(json, require);
 	if (strcmp(sub, "bench") == 0 && argc - optind <= 1) {
-		if (optind < argc && ((n = strtol(argv[optind], &end, 10)) < 1 ||
-		    n > 100000 || *end != '\0'))
-			return cmd_usage("sandbox", "bench: N from 1 to 100000");
+		if (optind < argc && ((n = strtol(argv[optind], &end,
+		    10)) < 1 || n > 100000 || *end != '\0'))
+			return cmd_usage("sandbox", "bench: N from 1 to "
+			    "100000");
 		return do_bench((unsigned)n);
 	}
 	return cmd_usage("sandbox", "unknown sub-command or extra arguments");

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfg.h"
 #include "cmd.h"
 #include "json.h"
 #include "log.h"
@@ -92,24 +93,14 @@ add_root(struct opts *o, const char *dir)
 static int
 default_roots(struct opts *o)
 {
-	const char *env = getenv("SKILLBOX_SKILLS"), *home = getenv("HOME");
-	char *s, *p;
+	const char *v[SKILL_MAX_ROOTS];
+	unsigned i, n = cfg_default_skill_dirs(&app.perm, v, ARRAY_LEN(v));
 
-	if (env != NULL && *env != '\0') {
-		if ((s = arena_strdup(&app.perm, env)) == NULL)
-			return cmd_nomem("reading $SKILLBOX_SKILLS");
-		for (p = strtok_r(s, ":", &s); p != NULL; p = strtok_r(NULL,
-		    ":", &s))
-			if (add_root(o, p) != 0)
-				return EXIT_USAGE;
-		return 0;
-	}
-	add_root(o, "/usr/share/skillbox/skills");
-	add_root(o, "/etc/skillbox/skills");
-	if (home != NULL && *home != '\0' &&
-	    (p = arena_printf(&app.perm, "%s/.agents/skills", home)) != NULL)
-		add_root(o, p);
-	add_root(o, ".agents/skills");
+	if (n == 0)
+		return cmd_nomem("listing the skills folders");
+	for (i = 0; i < n && i < ARRAY_LEN(v); i++)
+		if (add_root(o, v[i]) != 0)
+			return EXIT_USAGE;
 	return 0;
 }
 

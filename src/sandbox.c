@@ -1,16 +1,24 @@
 /* sandbox.c - policy, spawn and supervision of confined runs (see
  * sandbox.h); the layers are in sandbox_{rlimit,landlock,seccomp}.c.
  *
- * The child narrows itself in the order of DESIGN.md and tells the parent
- * through a close-on-exec pipe what is in force, or which step failed: EOF
- * after the report means execve worked. The parent feeds stdin and reads
- * stdout and stderr in one poll loop (a pidfd, where the kernel has them,
- * tells when the child exits), kills the whole process group on timeout
- * and again once the child has exited, so that nothing it left behind
- * survives. The child leads a new session and seccomp refuses setsid and
- * setpgid, so every descendant stays in that group; without seccomp a
- * descendant that calls setsid escapes the final kill (reported: the
- * seccomp layer is missing). */
+ * The child narrows itself in the order of DESIGN.md: new session and
+ * process group, fds, chdir, rlimits, network namespace, uid and gid,
+ * no_new_privs, Landlock, seccomp, then execve with the scrubbed
+ * environment (built, like the private tmp, by the parent). The network
+ * namespace comes before the uid drop because root needs no user
+ * namespace for it; no_new_privs before Landlock and seccomp because the
+ * kernel wants it for an unprivileged caller. The child tells the parent
+ * through a close-on-exec pipe what is in force, or which step failed:
+ * EOF after the report means execve worked.
+ *
+ * The parent feeds stdin and reads stdout and stderr in one poll loop (a
+ * pidfd, where the kernel has them, tells when the child exits), kills the
+ * whole process group on timeout and again once the child has exited, and
+ * reaps what the child left behind (it comes to us as its subreaper), so
+ * that nothing survives a run. The child leads a new session and seccomp
+ * refuses setsid and setpgid, so every descendant stays in that group;
+ * without seccomp a descendant that calls setsid escapes the final kill
+ * (reported: the seccomp layer is missing). */
 #include "sandbox.h"
 
 #include <dirent.h>
@@ -59,7 +67,7 @@ struct report {
 	int		step;
 	int		err;		/* errno of the failed step */
 	unsigned	layers;		/* in force */
-	int		lerr[SBX_NLAYERS];	/* errno of a layer that failed */
+	int		lerr[SBX_NLAYERS];	/* errno of a failed layer */
 };
 
 struct child {
@@ -227,8 +235,8 @@ sbx_layers_str(struct arena *a, unsigned layers)
 const char *
 sbx_layer_name(unsigned layer)
 {
-	return layer != 0 && BIT(layer) < SBX_NLAYERS ? layer_names[BIT(layer)] :
-	    "?";
+	return layer != 0 && BIT(layer) < SBX_NLAYERS ?
+	    layer_names[BIT(layer)] : "?";
 }
 
 /* see sandbox.h */
@@ -443,9 +451,9 @@ sbx_shell_check(const struct sbx_policy *p, const char *line, char *why,
 				    "command line", "");
 			if (*s == '<' || *s == '>' || *s == '&') {
 				if (nw == 0)
-					return refuse(why, whylen, "%sa command "
-					    "that starts with a redirection",
-					    "");
+					return refuse(why, whylen, "%sa "
+					    "command that starts with a "
+					    "redirection", "");
 				s += strspn(s, "<>&|");
 				redir = 1;
 				continue;
@@ -719,6 +727,23 @@ env_add(struct arena *a, char **env, size_t *n, const char *k,
 	    -E_NOMEM : 0;
 }
 
+/* A secret may not replace what the sandbox sets, nor steer the loader. */
+static int
+secret_ok(const char *name)
+{
+	static const char *const ours[] = { "PATH", "HOME", "TMPDIR", "LANG",
+	    NULL };
+	const char *const *o;
+
+	if (*name == '\0' || strchr(name, '=') != NULL ||
+	    strncmp(name, "SKILL_", 6) == 0 || strncmp(name, "LD_", 3) == 0)
+		return 0;
+	for (o = ours; *o != NULL; o++)
+		if (strcmp(name, *o) == 0)
+			return 0;
+	return 1;
+}
+
 static char **
 build_env(struct arena *a, const struct child *c, const char *ws,
     const char *input, size_t input_len)
@@ -753,7 +778,7 @@ build_env(struct arena *a, const struct child *c, const char *ws,
 	    input)) == NULL)
 		e = -E_NOMEM;
 	for (i = 0; i < p->nsecrets && i < SBX_MAX_SECRETS; i++)
-		if (strchr(p->secrets[i], '=') == NULL &&
+		if (secret_ok(p->secrets[i]) &&
 		    (v = getenv(p->secrets[i])) != NULL)
 			e |= env_add(a, env, &n, p->secrets[i], v);
 	for (i = 0; i < extra; i++)
@@ -838,7 +863,7 @@ warn_missing(const struct sbx_policy *p, unsigned missing, const int *lerr,
 
 struct sup {
 	pid_t		 pid;
-	int		 fd[3];		/* stdin (ours to write), stdout, stderr */
+	int		 fd[3];		/* stdin (we write), stdout, stderr */
 	int		 pidfd;
 	const char	*in;
 	size_t		 in_len, in_off;
@@ -1178,6 +1203,9 @@ sbx_run(struct arena *a, const struct sbx_policy *p,
 	if (s.timed_out)
 		snprintf(r->why, sizeof(r->why), "timed out after %u ms: the "
 		    "process group was killed", p->timeout_ms);
+	else if (r->signal == SIGSYS)
+		snprintf(r->why, sizeof(r->why), "killed by seccomp: a system "
+		    "call through another ABI");
 	r->out_len = sbx_cap_finish(&s.cap[0]);
 	r->err_len = sbx_cap_finish(&s.cap[1]);
 	r->out_total = s.cap[0].total;

@@ -20,7 +20,10 @@
 #include "arena.h"
 #include "base.h"
 
-/* Permissions, from a skill's allowed-tools narrowed by the host policy. */
+/* Permissions, from a skill's allowed-tools narrowed by the host policy.
+ * A script always reads its skill folder and writes its workspace and
+ * private tmp; SBX_WRITE also makes the skill folder writable, SBX_NET
+ * lifts the network cut, SBX_SHELL allows command lines (sbx_run_shell). */
 enum sbx_perm {
 	SBX_READ	= 1 << 0,	/* Read Grep Glob LS */
 	SBX_WRITE	= 1 << 1,	/* Write Edit */
@@ -53,15 +56,18 @@ struct sbx_policy {
 	const char	*skill_name;
 	const char	*skill_root;	/* cwd; readable */
 	const char	*workspace;	/* writable; NULL: none */
-	const char	*tmp_parent;	/* where the private tmp is made */
-	const char	*secrets[SBX_MAX_SECRETS];	/* env names passed on */
+	const char	*tmp_parent;	/* where the private tmp is made,
+					 * removed after the run */
+	/* Names of environment variables passed on (not PATH, HOME, TMPDIR,
+	 * LANG, SKILL_* or LD_*). */
+	const char	*secrets[SBX_MAX_SECRETS];
 	unsigned	 nsecrets;
-	/* Bash(cmd:*) rules: the command line must start with one of these
-	 * command names (checked on the parsed first word of each command
-	 * of the line); none = any. */
+	/* Bash(cmd:*) rules: every command of the line must start with the
+	 * words of one of these ("git:*", "npm run test:*"; without ":*"
+	 * the whole command); none = any. */
 	const char	*shell_allow[SBX_MAX_RULES];
 	unsigned	 nshell_allow;
-	uid_t		 uid;		/* 0: no drop */
+	uid_t		 uid;		/* 0: no drop (root only) */
 	gid_t		 gid;
 	unsigned	 timeout_ms;	/* default 30000 */
 	unsigned	 cpu_s;		/* RLIMIT_CPU */
