@@ -373,6 +373,43 @@ llm_decode(const struct llm_proto *p, struct arena *a, int stream,
 
 /* see llm.h */
 void
+llm_put_tools(struct json_writer *w, const struct llm_req *q,
+    enum llm_tools_style style)
+{
+	const struct llm_tool *t;
+	unsigned i;
+
+	if (q->ntools == 0)
+		return;
+	json_key(w, "tools");
+	json_begin_arr(w);
+	for (i = 0; i < q->ntools; i++) {
+		t = &q->tools[i];
+		json_begin_obj(w);
+		if (style != LLM_TOOLS_ANTHROPIC) {
+			json_key(w, "type");
+			json_put_str(w, "function");
+		}
+		if (style == LLM_TOOLS_NESTED) {
+			json_key(w, "function");
+			json_begin_obj(w);
+		}
+		json_key(w, "name");
+		json_put_str(w, t->name);
+		json_key(w, "description");
+		json_put_str(w, t->description != NULL ? t->description : "");
+		json_key(w, style == LLM_TOOLS_ANTHROPIC ? "input_schema" :
+		    "parameters");
+		json_put_raw(w, t->params, strlen(t->params));
+		if (style == LLM_TOOLS_NESTED)
+			json_end_obj(w);
+		json_end_obj(w);
+	}
+	json_end_arr(w);
+}
+
+/* see llm.h */
+void
 llm_reply_release(struct llm_reply *r)
 {
 	if (r->text != NULL)

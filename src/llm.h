@@ -139,6 +139,14 @@ struct llm_proto {
 	void	(*whole)(struct llm_acc *acc, const char *body, size_t n);
 };
 
+/* The "tools" member of a request in one of the three shapes in use:
+ * {type, function: {name, description, parameters}} (Chat, Ollama),
+ * {type, name, description, parameters} (Responses) and
+ * {name, description, input_schema} (Anthropic). Nothing when no tools. */
+enum llm_tools_style { LLM_TOOLS_NESTED, LLM_TOOLS_FLAT, LLM_TOOLS_ANTHROPIC };
+void	llm_put_tools(struct json_writer *w, const struct llm_req *q,
+	    enum llm_tools_style style);
+
 extern const struct llm_proto llm_openai, llm_responses, llm_anthropic,
     llm_ollama;
 

@@ -70,28 +70,7 @@ body(const struct llm_req *q, struct json_writer *w)
 		json_end_obj(w);
 	}
 	json_end_arr(w);
-	if (q->ntools > 0) {
-		json_key(w, "tools");
-		json_begin_arr(w);
-		for (i = 0; i < q->ntools; i++) {
-			json_begin_obj(w);
-			json_key(w, "type");
-			json_put_str(w, "function");
-			json_key(w, "function");
-			json_begin_obj(w);
-			json_key(w, "name");
-			json_put_str(w, q->tools[i].name);
-			json_key(w, "description");
-			json_put_str(w, q->tools[i].description != NULL ?
-			    q->tools[i].description : "");
-			json_key(w, "parameters");
-			json_put_raw(w, q->tools[i].params,
-			    strlen(q->tools[i].params));
-			json_end_obj(w);
-			json_end_obj(w);
-		}
-		json_end_arr(w);
-	}
+	llm_put_tools(w, q, LLM_TOOLS_NESTED);
 	json_key(w, "stream");
 	json_put_bool(w, q->stream);
 	if (q->max_tokens > 0) {
