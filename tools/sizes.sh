@@ -7,8 +7,8 @@ set -eu
 check=0
 [ "${1:-}" = --check ] && { check=1; shift; }
 fail=0
-printf '| arch | stripped bytes | budget | skillbox | musl | libfyaml | BearSSL | libgcc |\n'
-printf '|---|---:|---:|---:|---:|---:|---:|---:|\n'
+printf '| arch | stripped bytes | budget | skillbox | musl | libfyaml | BearSSL | libgcc | LTO (skillbox + libfyaml + BearSSL) |\n'
+printf '|---|---:|---:|---:|---:|---:|---:|---:|---:|\n'
 for a in "$@"; do
 	bin=build/$a/skillbox
 	map=build/$a/skillbox.map
@@ -41,16 +41,17 @@ for a in "$@"; do
 		else if (f ~ /libc\.a|crt1\.o|crti\.o|crtn\.o/) k = "musl"
 		else if (f ~ /libgcc/) k = "gcc"
 		else if (f ~ /\/obj\//) k = "own"
+		else if (f ~ /ltrans/) k = "lto"
 		else k = "other"
 		t[k] += n
 	}
-	END { printf "%d %d %d %d %d\n", t["own"], t["musl"], t["fy"], t["bear"], t["gcc"] }
+	END { printf "%d %d %d %d %d %d\n", t["own"], t["musl"], t["fy"], t["bear"], t["gcc"], t["lto"] }
 	' "$map")
 	own=$(echo "$parts" | cut -d' ' -f1); musl=$(echo "$parts" | cut -d' ' -f2)
 	fy=$(echo "$parts" | cut -d' ' -f3); bear=$(echo "$parts" | cut -d' ' -f4)
-	gcc=$(echo "$parts" | cut -d' ' -f5)
-	printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$a" "$size" \
-	    "$budget" "$own" "$musl" "$fy" "$bear" "$gcc"
+	gcc=$(echo "$parts" | cut -d' ' -f5); lto=$(echo "$parts" | cut -d' ' -f6)
+	printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$a" "$size" \
+	    "$budget" "$own" "$musl" "$fy" "$bear" "$gcc" "$lto"
 	if [ "$check" = 1 ] && [ -n "$budget" ] && [ "$size" -gt "$budget" ]; then
 		echo "size-check: $bin is $size bytes, over its budget of $budget" >&2
 		fail=1
