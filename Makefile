@@ -94,11 +94,11 @@ $(SETUP_OK): tools/setup
 setup:
 	tools/setup
 
-$(VS)/%/.skillbox-ok: vendor/%/pin $(wildcard vendor/*/*.patch) | $(SETUP_OK)
+$(VS)/%/.skillbox-ok: vendor/%/pin $(wildcard vendor/*/*.patch vendor/*/*.in) | $(SETUP_OK)
 	$(Q)tools/vendor-fetch vendor/$* $(VS)
 vendor: $(VENDOR_OK)
 
-$(B)/vendor/libbearssl.a $(B)/vendor/libfyaml.a: $(VENDOR_OK) tools/vendor.mk vendor/libfyaml/config.h
+$(B)/vendor/libbearssl.a $(B)/vendor/libfyaml.a: $(VENDOR_OK) tools/vendor.mk
 	$(Q)$(MAKE) --no-print-directory -f tools/vendor.mk OUT=$(B)/vendor VS=$(VS) \
 	    CC="$(CC)" AR="$(AR)" CFLAGS="$(BASEFLAGS) $(CFLAGS)" Q=$(Q) $@
 	$(Q)touch $@

@@ -94,7 +94,7 @@ $(FY_LIB): $(FY_OBJS)
 $(O)/libfyaml/%.o: $(VS)/libfyaml/src/%.c tools/fuzz.mk
 	@mkdir -p $(@D)
 	@echo "  CC      $@"
-	@$(FUZZ_CC) $(LIB_CFLAGS) -std=gnu11 -DHAVE_CONFIG_H -Ivendor/libfyaml \
+	@$(FUZZ_CC) $(LIB_CFLAGS) -std=gnu11 -DHAVE_CONFIG_H -I$(VS)/libfyaml \
 	    $(FY_INC) -I$(VS)/libfyaml/src/lib -I$(VS)/libfyaml/src/xxhash \
 	    -c -o $@ $<
 

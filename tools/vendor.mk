@@ -17,6 +17,6 @@ $(OUT)/bearssl/%.o: $(VS)/bearssl/src/%.c
 	$(Q)$(CC) $(CFLAGS) -w -I$(VS)/bearssl/inc -I$(VS)/bearssl/src -c -o $@ $<
 $(OUT)/libfyaml/%.o: $(VS)/libfyaml/src/%.c
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -std=gnu11 -w -DHAVE_CONFIG_H -Ivendor/libfyaml \
+	$(Q)$(CC) $(CFLAGS) -std=gnu11 -w -DHAVE_CONFIG_H -I$(VS)/libfyaml \
 	    -I$(VS)/libfyaml/include -I$(VS)/libfyaml/src/lib \
 	    -I$(VS)/libfyaml/src/xxhash -c -o $@ $<
