@@ -114,6 +114,22 @@ ev_end(struct agent *ag, struct ev *e, int log)
 		ag->o.on_event(ag->o.ctx, e->type, e->sb.p, e->sb.len);
 }
 
+/* The start of a tool event: which agent, which call, which tool. */
+static void
+ev_tool(struct agent *ag, struct ev *e, const char *type, const char *agent,
+    const char *id, const char *name)
+{
+	ev_begin(ag, e, type);
+	json_key(&e->w, "agent");
+	json_put_str(&e->w, agent);
+	if (id != NULL) {
+		json_key(&e->w, "id");
+		json_put_str(&e->w, id);
+	}
+	json_key(&e->w, "name");
+	json_put_str(&e->w, name);
+}
+
 static void
 ev_simple(struct agent *ag, const char *type, const char *key,
     const char *val)
@@ -640,13 +656,7 @@ run_frame(struct agent *ag, struct frame *f, const char **answer)
 			struct llm_msg *tm;
 			long long t0 = net_now_ms();
 
-			ev_begin(ag, &ev, "tool_start");
-			json_key(&ev.w, "agent");
-			json_put_str(&ev.w, f->name);
-			json_key(&ev.w, "id");
-			json_put_str(&ev.w, c->id);
-			json_key(&ev.w, "name");
-			json_put_str(&ev.w, c->name);
+			ev_tool(ag, &ev, "tool_start", f->name, c->id, c->name);
 			json_key(&ev.w, "args");
 			json_put_strn(&ev.w, c->args, c->args_len);
 			ev_end(ag, &ev, 1);
@@ -664,13 +674,7 @@ run_frame(struct agent *ag, struct frame *f, const char **answer)
 			tm->call_id = c->id;
 			tm->tool_name = c->name;
 			tm->is_error = out.is_error;
-			ev_begin(ag, &ev, "tool_end");
-			json_key(&ev.w, "agent");
-			json_put_str(&ev.w, f->name);
-			json_key(&ev.w, "id");
-			json_put_str(&ev.w, c->id);
-			json_key(&ev.w, "name");
-			json_put_str(&ev.w, c->name);
+			ev_tool(ag, &ev, "tool_end", f->name, c->id, c->name);
 			json_key(&ev.w, "ok");
 			json_put_bool(&ev.w, !out.is_error);
 			json_key(&ev.w, "ms");
@@ -917,22 +921,14 @@ offline_turn(struct agent *ag, const char *input, const char **final)
 	    best->default_action);
 	if (args == NULL)
 		return AG_NOMEM;
-	ev_begin(ag, &ev, "tool_start");
-	json_key(&ev.w, "agent");
-	json_put_str(&ev.w, best->name);
-	json_key(&ev.w, "name");
-	json_put_str(&ev.w, "run_skill_script");
+	ev_tool(ag, &ev, "tool_start", best->name, NULL, "run_skill_script");
 	json_key(&ev.w, "args");
 	json_put_str(&ev.w, args);
 	ev_end(ag, &ev, 1);
 	if (tool_call(&env, &ag->turn, T_RUN_SKILL_SCRIPT, args, strlen(args),
 	    &out) != 0)
 		return AG_NOMEM;
-	ev_begin(ag, &ev, "tool_end");
-	json_key(&ev.w, "agent");
-	json_put_str(&ev.w, best->name);
-	json_key(&ev.w, "name");
-	json_put_str(&ev.w, "run_skill_script");
+	ev_tool(ag, &ev, "tool_end", best->name, NULL, "run_skill_script");
 	json_key(&ev.w, "ok");
 	json_put_bool(&ev.w, !out.is_error);
 	if (out.confinement != NULL) {

@@ -130,6 +130,20 @@ acc_str(struct llm_acc *acc, const struct json_doc *d, int tok, size_t *len)
 	return s;
 }
 
+/* see llm.h */
+int
+acc_parse(struct llm_acc *acc, const char *s, size_t n, struct json_doc *d)
+{
+	int e = json_parse(acc->tmp, s, n, 1u << 16, d);
+
+	if (e == -E_NOMEM)
+		acc_fail(acc, e, "out of memory");
+	else if (e != 0 || d->n == 0 || d->t[0].type != JSON_OBJ)
+		acc_fail(acc, -E_PROTO, "malformed JSON from the model server: "
+		    "%.60s", s);
+	return acc->err;
+}
+
 static void
 acc_init(struct llm_acc *acc, struct arena *a, struct arena *tmp,
     const struct llm_sink *sink)

@@ -106,6 +106,11 @@ void	acc_fail(struct llm_acc *acc, int e, const char *fmt, ...)
 	    ATTR_PRINTF(3, 4);
 void	acc_stop(struct llm_acc *acc, const char *raw, size_t n);
 
+/* Parse one event or body as a JSON object (tokens in acc->tmp); a
+ * malformed one fails the reply. Returns acc->err. */
+int	acc_parse(struct llm_acc *acc, const char *s, size_t n,
+	    struct json_doc *d);
+
 /* A JSON token as a NUL-terminated copy in acc->tmp, or NULL. */
 char	*acc_str(struct llm_acc *acc, const struct json_doc *d, int tok,
 	    size_t *len);

@@ -123,19 +123,6 @@ body(const struct llm_req *q, struct json_writer *w)
 	json_end_obj(w);
 }
 
-static int
-parse(struct llm_acc *acc, const char *s, size_t n, struct json_doc *d)
-{
-	int e = json_parse(acc->tmp, s, n, 1u << 16, d);
-
-	if (e == -E_NOMEM)
-		acc_fail(acc, e, "out of memory");
-	else if (e != 0 || d->n == 0 || d->t[0].type != JSON_OBJ)
-		acc_fail(acc, -E_PROTO, "malformed JSON from the model server: "
-		    "%.60s", s);
-	return acc->err;
-}
-
 /* {"type": "error", "error": {"type": ..., "message": ...}} */
 static int
 error(struct llm_acc *acc, const struct json_doc *d)
@@ -209,7 +196,7 @@ event(struct llm_acc *acc, const char *ev, const char *data, size_t n)
 	int b;
 	char *s;
 
-	if (parse(acc, data, n, &d) != 0 || error(acc, &d))
+	if (acc_parse(acc, data, n, &d) != 0 || error(acc, &d))
 		return;
 	if ((type = acc_str(acc, &d, json_get(&d, 0, "type"), NULL)) == NULL &&
 	    (type = ev) == NULL)
@@ -251,7 +238,7 @@ whole(struct llm_acc *acc, const char *body, size_t n)
 	int arr, b, t;
 	unsigned i, k, nb;
 
-	if (parse(acc, body, n, &d) != 0 || error(acc, &d))
+	if (acc_parse(acc, body, n, &d) != 0 || error(acc, &d))
 		return;
 	arr = json_get(&d, 0, "content");
 	nb = arr >= 0 && d.t[arr].type == JSON_ARR ?

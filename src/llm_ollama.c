@@ -115,13 +115,8 @@ line(struct llm_acc *acc, const char *data, size_t n)
 	size_t len;
 	char *s;
 
-	if ((e = json_parse(acc->tmp, data, n, 1u << 16, &d)) != 0 ||
-	    d.n == 0 || d.t[0].type != JSON_OBJ) {
-		acc_fail(acc, e == -E_NOMEM ? e : -E_PROTO, e == -E_NOMEM ?
-		    "out of memory" : "malformed JSON from the model server: "
-		    "%.60s", data);
+	if (acc_parse(acc, data, n, &d) != 0)
 		return;
-	}
 	if ((e = json_get(&d, 0, "error")) >= 0 && !json_is_null(&d, e)) {
 		s = acc_str(acc, &d, d.t[e].type == JSON_OBJ ?
 		    json_get(&d, e, "message") : e, NULL);

@@ -175,19 +175,6 @@ choices(struct llm_acc *acc, const struct json_doc *d, const char *part)
 	}
 }
 
-static int
-parse(struct llm_acc *acc, const char *s, size_t n, struct json_doc *d)
-{
-	int e = json_parse(acc->tmp, s, n, 1u << 16, d);
-
-	if (e == -E_NOMEM)
-		acc_fail(acc, e, "out of memory");
-	else if (e != 0 || d->n == 0 || d->t[0].type != JSON_OBJ)
-		acc_fail(acc, -E_PROTO, "malformed JSON from the model server: "
-		    "%.60s", s);
-	return acc->err;
-}
-
 static void
 event(struct llm_acc *acc, const char *ev, const char *data, size_t n)
 {
@@ -197,7 +184,7 @@ event(struct llm_acc *acc, const char *ev, const char *data, size_t n)
 		acc->done = 1;
 		return;
 	}
-	if (parse(acc, data, n, &d) != 0 || error(acc, &d))
+	if (acc_parse(acc, data, n, &d) != 0 || error(acc, &d))
 		return;
 	choices(acc, &d, "delta");
 }
@@ -207,7 +194,7 @@ whole(struct llm_acc *acc, const char *body, size_t n)
 {
 	struct json_doc d;
 
-	if (parse(acc, body, n, &d) != 0 || error(acc, &d))
+	if (acc_parse(acc, body, n, &d) != 0 || error(acc, &d))
 		return;
 	choices(acc, &d, "message");
 	acc->done = json_get(&d, 0, "choices") >= 0;
