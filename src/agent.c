@@ -1380,13 +1380,11 @@ resume(struct agent *ag, char *why, size_t whylen)
 static const char *
 new_session_name(struct arena *a)
 {
-	time_t t = time(NULL);
-	struct tm tm;
+	struct utc u;
 
-	gmtime_r(&t, &tm);
-	return arena_printf(a, "%04d%02d%02d-%02d%02d%02d-%d", tm.tm_year +
-	    1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-	    (int)getpid());
+	utc_split((long long)time(NULL), &u);
+	return arena_printf(a, "%04lld%02d%02d-%02d%02d%02d-%d", u.year, u.mon,
+	    u.day, u.hour, u.min, u.sec, (int)getpid());
 }
 
 static unsigned

@@ -216,23 +216,6 @@ parse_ulong(const char *s, unsigned long min, unsigned long max,
 	return 0;
 }
 
-/* A plain decimal, 0 or more: "1", "0.25", ".5"; no signs or exponents. */
-static int
-parse_money(const char *s, double *out)
-{
-	size_t n = strlen(s), dig = strspn(s, "0123456789");
-
-	if (n == 0 || n > 20)
-		return -1;
-	if (s[dig] == '.' && strspn(s + dig + 1, "0123456789") ==
-	    n - dig - 1 && n > 1)
-		dig = n;
-	if (dig != n)
-		return -1;
-	*out = strtod(s, NULL);
-	return 0;
-}
-
 static void
 fmt_size(char *buf, size_t n, unsigned long v)
 {
@@ -527,7 +510,7 @@ set_prices(struct ld *l, const struct key *k, const struct fm_node *nd)
 				return bad(l, -E_INVAL, f->line, "unknown key "
 				    "'prices.%s.%s'", m->key, f->key);
 			d = f->key[0] == 'i' ? &p->input : &p->output;
-			if (f->kind != FM_SCALAR || parse_money(f->s, d) != 0)
+			if (f->kind != FM_SCALAR || str_decimal(f->s, d) != 0)
 				return bad(l, -E_INVAL, f->line, "'prices.%s.%s' "
 				    "must be a number, 0 or more, like 0.25",
 				    m->key, f->key);
@@ -595,7 +578,7 @@ set(struct ld *l, const struct key *k, const struct fm_node *nd)
 			*(unsigned long *)f = v;
 		return 0;
 	case K_MONEY:
-		return parse_money(nd->s, f) == 0 ? 0 : must(l, k, nd);
+		return str_decimal(nd->s, f) == 0 ? 0 : must(l, k, nd);
 	default:
 		return must(l, k, nd);
 	}

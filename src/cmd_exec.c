@@ -134,7 +134,6 @@ parse_opts(int argc, char **argv, struct opts *o)
 	const char *bad = NULL, *dis = getenv("SKILLBOX_SANDBOX_DISABLE");
 	unsigned l;
 	double t;
-	char *end;
 	int c;
 
 	optind = 0;
@@ -152,8 +151,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case O_INPUT: o->input = optarg; break;
 		case O_TIMEOUT:
-			t = strtod(optarg, &end);
-			if (end == optarg || *end != '\0' || !(t > 0) ||
+			if (str_decimal(optarg, &t) != 0 || !(t > 0) ||
 			    t > 86400)
 				return -cmd_usage("exec", "--timeout: seconds "
 				    "from 0.001 to 86400");

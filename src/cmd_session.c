@@ -9,13 +9,13 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "cfg.h"
 #include "cmd.h"
 #include "json.h"
 #include "log.h"
 #include "slog.h"
+#include "str.h"
 
 struct show {
 	int	json;
@@ -112,11 +112,11 @@ cmd_session(int argc, char **argv)
 		}
 		for (i = 0; i < n; i++) {
 			char when[32];
-			time_t t = (time_t)v[i].mtime;
-			struct tm tm;
+			struct utc u;
 
-			gmtime_r(&t, &tm);
-			strftime(when, sizeof(when), "%Y-%m-%d %H:%M", &tm);
+			utc_split(v[i].mtime, &u);
+			snprintf(when, sizeof(when), "%04lld-%02d-%02d %02d:%02d",
+			    u.year, u.mon, u.day, u.hour, u.min);
 			if (sh.json)
 				printf("{\"name\":\"%s\",\"bytes\":%lld,"
 				    "\"mtime\":%lld}\n", v[i].name, v[i].size,

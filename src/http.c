@@ -305,20 +305,11 @@ name3(const char *list, const char *s)
 	return -1;
 }
 
-static long long
-leaps(long long y)
-{
-	return y / 4 - y / 100 + y / 400;
-}
-
 /* RFC 9110 section 10.2.3: delta-seconds, or an IMF-fixdate such as
  * "Sun, 06 Nov 1994 08:49:37 GMT" (the obsolete date forms give -1). */
 static long
 retry_after(const char *v, long long now)
 {
-	static const short cum[] = {
-		0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334
-	};
 	size_t n = strlen(v);
 	long long y, d, hh, mi, ss, t;
 	int m;
@@ -339,10 +330,7 @@ retry_after(const char *v, long long now)
 	if (d < 1 || d > 31 || y < 0 || hh < 0 || hh > 23 || mi < 0 ||
 	    mi > 59 || ss < 0 || ss > 60)
 		return -1;
-	d += (y - 1970) * 365 + leaps(y - 1) - leaps(1969) + cum[m] - 1;
-	if (m > 1 && y % 4 == 0 && (y % 100 != 0 || y % 400 == 0))
-		d++;
-	t = d * 86400 + hh * 3600 + mi * 60 + ss - now;
+	t = utc_days(y, m + 1, (int)d) * 86400 + hh * 3600 + mi * 60 + ss - now;
 	return t < 0 ? 0 : t > 0x7fffffff ? 0x7fffffff : (long)t;
 }
 

@@ -206,3 +206,72 @@ str_is_utf8(const char *s, size_t n)
 	}
 	return 1;
 }
+
+int
+str_decimal(const char *s, double *out)
+{
+	static const double p10[] = {
+		1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+		1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19
+	};
+	unsigned long long m = 0;
+	unsigned nd = 0, frac = 0, point = 0;
+
+	for (; *s != '\0'; s++) {
+		if (*s == '.' && !point) {
+			point = 1;
+			continue;
+		}
+		if (*s < '0' || *s > '9')
+			return -1;
+		nd++;
+		if (m >= 1000000000000000000ULL) {	/* 19 digits kept */
+			if (!point)
+				return -1;
+			continue;
+		}
+		m = m * 10 + (unsigned)(*s - '0');
+		frac += point;
+	}
+	if (nd == 0)
+		return -1;
+	/* Up to 15 digits both operands are exact: one rounding. */
+	*out = (double)m / p10[frac];
+	return 0;
+}
+
+/* Days since 1970-01-01 of a proleptic Gregorian date, counting in
+ * 400-year eras of 146,097 days from a year that starts on 1 March, so
+ * the leap day is the last day of its year. */
+long long
+utc_days(long long y, int mon, int day)
+{
+	long long era, yoe, doy;
+
+	y -= mon <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = y - era * 400;
+	doy = (153 * (mon > 2 ? mon - 3 : mon + 9) + 2) / 5 + day - 1;
+	return era * 146097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719468;
+}
+
+void
+utc_split(long long t, struct utc *u)
+{
+	long long z = t / 86400, s = t % 86400, era, doe, yoe, doy, mp;
+
+	if (s < 0)
+		s += 86400, z--;
+	z += 719468;
+	era = (z >= 0 ? z : z - 146096) / 146097;
+	doe = z - era * 146097;
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	u->day = (int)(doy - (153 * mp + 2) / 5 + 1);
+	u->mon = (int)(mp < 10 ? mp + 3 : mp - 9);
+	u->year = yoe + era * 400 + (u->mon <= 2);
+	u->hour = (int)(s / 3600);
+	u->min = (int)(s / 60 % 60);
+	u->sec = (int)(s % 60);
+}

@@ -42,4 +42,19 @@ char	*str_dup(struct arena *a, struct str s);
 /* True when s[0..n) is well-formed UTF-8 (no overlongs or surrogates). */
 int	str_is_utf8(const char *s, size_t n);
 
+/* A plain decimal: "12", "0.25", ".5" (digits and at most one point; no
+ * sign or exponent), as timeouts and prices are written. 0, or -1 when s
+ * is not one. Needs no strtod, so no float scanner in the binary. */
+int	str_decimal(const char *s, double *out);
+
+/* UTC calendar arithmetic without gmtime (and its time-zone code). */
+struct utc {
+	long long	year;
+	int		mon, day, hour, min, sec;	/* mon 1-12, day 1-31 */
+};
+/* Days from 1970-01-01 to y-mon-day (proleptic Gregorian). */
+long long utc_days(long long y, int mon, int day);
+/* Seconds since the epoch to a calendar date and time. */
+void	utc_split(long long t, struct utc *u);
+
 #endif

@@ -12,10 +12,12 @@ $(OUT)/libbearssl.a: $(BEAR_OBJS)
 $(OUT)/libfyaml.a: $(FY_OBJS)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(OUT)/bearssl/%.o: $(VS)/bearssl/src/%.c
+# Every object depends on the tree's stamp: a new patch or config.h
+# rebuilds the library (tar keeps the old mtimes of untouched files).
+$(OUT)/bearssl/%.o: $(VS)/bearssl/src/%.c $(VS)/bearssl/.skillbox-ok
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -w -I$(VS)/bearssl/inc -I$(VS)/bearssl/src -c -o $@ $<
-$(OUT)/libfyaml/%.o: $(VS)/libfyaml/src/%.c
+$(OUT)/libfyaml/%.o: $(VS)/libfyaml/src/%.c $(VS)/libfyaml/.skillbox-ok
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -std=gnu11 -w -DHAVE_CONFIG_H -I$(VS)/libfyaml \
 	    -I$(VS)/libfyaml/include -I$(VS)/libfyaml/src/lib \
