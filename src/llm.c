@@ -235,7 +235,6 @@ struct dec {
 	struct llm_acc		 acc;
 	struct sse		 sse;
 	struct ndjson		 nd;
-	char			*buf;
 	int			 stream;
 	struct sbuf		 whole;		/* non-streamed body */
 };
@@ -278,12 +277,11 @@ dec_init(struct dec *d, const struct llm_proto *p, struct arena *a,
 		sbuf_init(&d->whole, NULL, LLM_MAX_TEXT * 2);
 		return 0;
 	}
-	if ((d->buf = mem_alloc(LLM_MAX_EVENT)) == NULL)
-		return -E_NOMEM;
+	/* The parsers' own buffers: they grow only as far as events do. */
 	if (p->ndjson)
-		ndjson_init(&d->nd, d->buf, LLM_MAX_EVENT);
+		ndjson_init(&d->nd, NULL, LLM_MAX_EVENT);
 	else
-		sse_init(&d->sse, d->buf, LLM_MAX_EVENT);
+		sse_init(&d->sse, NULL, LLM_MAX_EVENT);
 	return 0;
 }
 
@@ -292,8 +290,10 @@ dec_release(struct dec *d)
 {
 	acc_release(&d->acc);
 	sbuf_release(&d->whole);
-	mem_free(d->buf);
-	d->buf = NULL;
+	if (d->stream && d->p->ndjson)
+		ndjson_free(&d->nd);
+	else if (d->stream)
+		sse_free(&d->sse);
 }
 
 /* Bytes of the reply body. */
@@ -306,14 +306,19 @@ dec_feed(struct dec *d, const char *s, size_t n)
 		return d->acc.err;
 	if (!d->stream) {
 		sbuf_add(&d->whole, s, n);
-		if (d->whole.err)
+		if (d->whole.err == -E_NOMEM)
+			acc_fail(&d->acc, -E_NOMEM, "out of memory for the "
+			    "reply");
+		else if (d->whole.err)
 			acc_fail(&d->acc, d->whole.err, "reply over %u bytes",
 			    LLM_MAX_TEXT * 2);
 		return d->acc.err;
 	}
 	e = d->p->ndjson ? ndjson_feed(&d->nd, s, n, on_line, d) :
 	    sse_feed(&d->sse, s, n, on_sse, d);
-	if (e != 0 && !d->acc.err)
+	if (e == -E_NOMEM && !d->acc.err)
+		acc_fail(&d->acc, e, "out of memory for a stream event");
+	else if (e != 0 && !d->acc.err)
 		acc_fail(&d->acc, e, e == -E_LIMIT ? "a stream event over %u "
 		    "bytes" : "malformed stream", LLM_MAX_EVENT);
 	return d->acc.err;

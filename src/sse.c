@@ -12,6 +12,30 @@
 
 #include <string.h>
 
+#include "arena.h"
+
+/* Room for need bytes: a caller's buffer is what it is; an own one grows
+ * by doubling, up to max. */
+static int
+room(char **buf, size_t *cap, size_t max, int own, size_t need)
+{
+	size_t n;
+	char *nb;
+
+	if (need <= *cap)
+		return 0;
+	if (!own || need > max)
+		return -E_LIMIT;
+	for (n = *cap ? *cap : SSE_BUF_START; n < need; n *= 2)
+		;
+	n = MIN(n, max);
+	if ((nb = mem_realloc(*buf, n)) == NULL)
+		return -E_NOMEM;
+	*buf = nb;
+	*cap = n;
+	return 0;
+}
+
 /* The field name s[0..n) is `name`. */
 static int
 is_field(const char *s, size_t n, const char *name)
@@ -119,8 +143,21 @@ sse_init(struct sse *p, char *buf, size_t cap)
 {
 	memset(p, 0, sizeof(*p));
 	p->buf = buf;
-	p->cap = cap;
+	p->own = buf == NULL;
+	p->cap = p->own ? 0 : cap;
+	p->max = cap;
 	p->retry_ms = -1;
+}
+
+/* see sse.h */
+void
+sse_free(struct sse *p)
+{
+	if (p->own) {
+		mem_free(p->buf);
+		p->buf = NULL;
+		p->cap = 0;
+	}
 }
 
 /* see sse.h */
@@ -145,9 +182,13 @@ sse_feed(struct sse *p, const char *data, size_t n, sse_event_fn fn,
 		}
 		for (k = 0; k < n && data[k] != '\n' && data[k] != '\r'; k++)
 			;
-		if (k > p->cap - p->dlen - p->llen)
+		if (k > p->max - p->dlen - p->llen)
 			return (p->err = -E_LIMIT);
-		memcpy(p->buf + p->dlen + p->llen, data, k);
+		if ((r = room(&p->buf, &p->cap, p->max, p->own,
+		    p->dlen + p->llen + k)) != 0)
+			return (p->err = r);
+		if (k > 0)
+			memcpy(p->buf + p->dlen + p->llen, data, k);
 		p->llen += k;
 		if (k == n)
 			break;
@@ -193,7 +234,20 @@ ndjson_init(struct ndjson *p, char *buf, size_t cap)
 {
 	memset(p, 0, sizeof(*p));
 	p->buf = buf;
-	p->cap = cap;
+	p->own = buf == NULL;
+	p->cap = p->own ? 0 : cap;
+	p->max = cap;
+}
+
+/* see sse.h */
+void
+ndjson_free(struct ndjson *p)
+{
+	if (p->own) {
+		mem_free(p->buf);
+		p->buf = NULL;
+		p->cap = 0;
+	}
 }
 
 /* see sse.h */
@@ -211,8 +265,11 @@ ndjson_feed(struct ndjson *p, const char *data, size_t n,
 	while (n > 0) {
 		e = memchr(data, '\n', n);
 		k = e != NULL ? (size_t)(e - data) : n;
-		if (k >= p->cap - p->len)	/* room for the NUL */
+		if (k >= p->max - p->len)	/* room for the NUL */
 			return (p->err = -E_LIMIT);
+		if ((r = room(&p->buf, &p->cap, p->max, p->own,
+		    p->len + k + 1)) != 0)
+			return (p->err = r);
 		memcpy(p->buf + p->len, data, k);
 		p->len += k;
 		if (e == NULL)

@@ -3,8 +3,10 @@
  * newline-delimited JSON (one JSON text per line, as Ollama streams).
  *
  * Both take the bytes as they arrive, split anywhere (one byte at a time
- * is fine), and call back once per event or line. They never allocate: the
- * caller owns the state and one buffer, which bounds what is held at once.
+ * is fine), and call back once per event or line. The caller owns the
+ * state and either one fixed buffer, or none: then the parser keeps its
+ * own, grown from the budget heap as events need it (from SSE_BUF_START,
+ * doubling up to the cap), so a stream of small events holds little.
  * Errors are sticky: once a call fails, every later call returns the same
  * error until the parser is initialised again.
  */
@@ -16,6 +18,7 @@
 #define SSE_EVENT_MAX	64		/* event type, with its NUL */
 #define SSE_ID_MAX	128		/* last event ID, with its NUL */
 #define SSE_RETRY_MAX	86400000L	/* retry: values are capped at a day */
+#define SSE_BUF_START	4096		/* first size of a parser's own buffer */
 
 /* One dispatched event. The strings are NUL-terminated for convenience,
  * but the lengths rule (data may hold NUL bytes). event is the event type,
@@ -39,7 +42,7 @@ typedef int	(*sse_event_fn)(void *ctx, const struct sse_event *ev);
  * rest alone. */
 struct sse {
 	char		*buf;		/* the data of the pending event, */
-	size_t		 cap;		/* then the line being read */
+	size_t		 cap, max;	/* then the line being read */
 	size_t		 dlen, llen;
 	long		 retry_ms;	/* public: last valid retry:, or -1 */
 	uint64_t	 bytes;		/* public: bytes fed */
@@ -47,17 +50,21 @@ struct sse {
 	int		 err;		/* sticky */
 	unsigned char	 cr;		/* the last line ended in CR */
 	unsigned char	 started;	/* the first line is done (BOM) */
+	unsigned char	 own;		/* buf is ours, grown up to max */
 	unsigned char	 event_len;
 	unsigned char	 id_len;
 	char		 event[SSE_EVENT_MAX];
 	char		 id[SSE_ID_MAX];	/* public: last event ID */
 };
 
-/* Start a stream in buf[0..cap) (not NULL), which must outlive the parser.
- * buf holds the pending event's data (each data: line's value and a
- * newline) and, after it, the line being read; so cap bounds one event's
- * data plus one line. Calling it again starts over. */
+/* Start a stream in buf[0..cap), which must outlive the parser, or with
+ * buf NULL in a buffer of the parser's own that grows up to cap (give it
+ * back with sse_free). The buffer holds the pending event's data (each
+ * data: line's value and a newline) and, after it, the line being read;
+ * so cap bounds one event's data plus one line. Calling it again starts
+ * over (after sse_free, for an own buffer). */
 void	sse_init(struct sse *p, char *buf, size_t cap);
+void	sse_free(struct sse *p);
 
 /* Parse data[0..n), the next bytes of the stream, and call fn for each
  * event a blank line completes. A UTF-8 byte order mark at the very start
@@ -65,7 +72,8 @@ void	sse_init(struct sse *p, char *buf, size_t cap);
  * included (an id: value holding NUL is ignored, as the spec says).
  * Returns 0, -E_LIMIT when the buffer cannot hold the pending data and
  * line, or an event type or ID is too long for SSE_EVENT_MAX or
- * SSE_ID_MAX, or the error fn returned. */
+ * SSE_ID_MAX, -E_NOMEM when an own buffer cannot grow, or the error fn
+ * returned. */
 int	sse_feed(struct sse *p, const char *data, size_t n, sse_event_fn fn,
 	    void *ctx);
 
@@ -83,19 +91,23 @@ typedef int	(*ndjson_line_fn)(void *ctx, const char *line, size_t len);
 
 struct ndjson {
 	char		*buf;
-	size_t		 cap, len;
+	size_t		 cap, max, len;
 	uint64_t	 bytes;		/* public: bytes fed */
 	unsigned long	 lines;		/* public: lines delivered */
 	int		 err;		/* sticky */
+	unsigned char	 own;		/* buf is ours, grown up to max */
 };
 
-/* Start a stream in buf[0..cap) (not NULL): a line, with its CR if it has
- * one, must be shorter than cap. */
+/* Start a stream in buf[0..cap), or with buf NULL in an own buffer that
+ * grows up to cap (given back by ndjson_free), as for SSE: a line, with
+ * its CR if it has one, must be shorter than cap. */
 void	ndjson_init(struct ndjson *p, char *buf, size_t cap);
+void	ndjson_free(struct ndjson *p);
 
 /* Parse data[0..n) and call fn for each line ended by LF; a CR before the
  * LF is dropped and empty lines are skipped. The lines are not checked to
- * be JSON. Returns 0, -E_LIMIT (a line too long), or fn's error. */
+ * be JSON. Returns 0, -E_LIMIT (a line too long), -E_NOMEM (an own
+ * buffer cannot grow), or fn's error. */
 int	ndjson_feed(struct ndjson *p, const char *data, size_t n,
 	    ndjson_line_fn fn, void *ctx);
 

@@ -145,43 +145,106 @@ add_cert(struct load *l)
 		s->n++;
 }
 
+/* PEM (RFC 7468), read a line at a time: between "-----BEGIN
+ * CERTIFICATE-----" and an "-----END" line, base64 lines are DER. An object
+ * with a line that is not base64 is dropped and reading goes on; other
+ * kinds of object are skipped. This is BearSSL's PEM decoder's job, but
+ * that one is an interpreted state machine spending ~1,400 instructions a
+ * byte: 300 M for a system bundle, at every start. */
+struct pem {
+	char		 line[256];
+	size_t		 n;
+	int		 toolong;
+	int		 in;		/* 1 in a certificate, 0 outside */
+	unsigned	 bits, nbits;
+};
+
+static int
+b64(int c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	return c == '+' ? 62 : c == '/' ? 63 : -1;
+}
+
+static void
+pem_line(struct load *l, struct pem *pm)
+{
+	char *s = pm->line;
+	size_t n = pm->n, i;
+	unsigned char out[192];
+	size_t k = 0;
+	int v;
+
+	while (n > 0 && (s[n - 1] == '\r' || s[n - 1] == ' ' ||
+	    s[n - 1] == '\t'))
+		n--;
+	s[n] = '\0';
+	if (strncmp(s, "-----BEGIN ", 11) == 0) {
+		pm->in = strcmp(s + 11, "CERTIFICATE-----") == 0 ||
+		    strcmp(s + 11, "X509 CERTIFICATE-----") == 0;
+		pm->bits = pm->nbits = 0;
+		l->der_len = 0;
+		return;
+	}
+	if (!pm->in)
+		return;
+	if (strncmp(s, "-----END ", 9) == 0) {
+		add_cert(l);
+		pm->in = 0;
+		return;
+	}
+	for (i = 0; i < n && pm->in; i++) {
+		if (s[i] == '=')	/* padding: the object's data ends */
+			break;
+		if ((v = b64((unsigned char)s[i])) < 0) {
+			pm->in = 0;	/* not base64: drop the object */
+			break;
+		}
+		pm->bits = pm->bits << 6 | (unsigned)v;
+		if ((pm->nbits += 6) >= 8) {
+			pm->nbits -= 8;
+			out[k++] = (unsigned char)(pm->bits >> pm->nbits);
+		}
+	}
+	if (k > 0)
+		der_append(l, out, k);
+}
+
 static int
 load_file(struct load *l, const char *path)
 {
-	br_pem_decoder_context pc;
-	unsigned char buf[2048];
-	size_t off, k;
-	ssize_t r;
-	int fd, incert = 0;
+	struct pem pm;
+	char buf[2048];
+	ssize_t r, i;
+	int fd;
 
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return errno == ENOENT ? -E_NOENT : -E_IO;
-	br_pem_decoder_init(&pc);
+	memset(&pm, 0, sizeof(pm));
 	while (!l->err && (r = read(fd, buf, sizeof(buf))) > 0) {
-		for (off = 0; off < (size_t)r && !l->err; off += k) {
-			k = br_pem_decoder_push(&pc, buf + off, (size_t)r - off);
-			switch (br_pem_decoder_event(&pc)) {
-			case BR_PEM_BEGIN_OBJ:
-				incert = strcmp(br_pem_decoder_name(&pc),
-				    "CERTIFICATE") == 0 || strcmp(
-				    br_pem_decoder_name(&pc),
-				    "X509 CERTIFICATE") == 0;
-				l->der_len = 0;
-				br_pem_decoder_setdest(&pc, incert ?
-				    der_append : NULL, l);
-				break;
-			case BR_PEM_END_OBJ:
-				if (incert)
-					add_cert(l);
-				incert = 0;
-				break;
-			case BR_PEM_ERROR:
-				br_pem_decoder_init(&pc);	/* resync */
-				incert = 0;
-				break;
+		for (i = 0; i < r && !l->err; i++) {
+			if (buf[i] != '\n') {
+				if (pm.n < sizeof(pm.line) - 1)
+					pm.line[pm.n++] = buf[i];
+				else
+					pm.toolong = 1;
+				continue;
 			}
+			if (pm.toolong)
+				pm.in = 0;	/* no PEM line is that long */
+			else
+				pem_line(l, &pm);
+			pm.n = 0;
+			pm.toolong = 0;
 		}
 	}
+	if (!l->err && pm.n > 0 && !pm.toolong)
+		pem_line(l, &pm);	/* a last line without LF */
 	close(fd);
 	return l->err;
 }

@@ -51,6 +51,9 @@ rec_line(void *ctx, const char *line, size_t len)
 	return ++r->n == r->fail_at ? -E_IO : 0;
 }
 
+/* Set while the cases run again with the parsers' own, growing buffers. */
+static int own_buf;
+
 /* Feed in[0..n) to a fresh parser (NDJSON if nd): first `first` bytes,
  * then pieces of `step` bytes (0: the rest at once), then finish. Every
  * piece is a copy, wiped once fed, and the buffer starts dirty, so the
@@ -72,8 +75,8 @@ run(int nd, const char *in, size_t n, size_t cap, size_t first,
 	memset(buf, '#', cap + 1);
 	sbuf_init(&r->sb, &t_arena, 0);
 	r->n = 0;
-	sse_init(&p, buf, cap);
-	ndjson_init(&q, buf, cap);
+	sse_init(&p, own_buf ? NULL : buf, cap);
+	ndjson_init(&q, own_buf ? NULL : buf, cap);
 	while (off < n && e == 0) {
 		k = off == 0 ? first : step;
 		if (k == 0 || k > n - off)
@@ -88,6 +91,13 @@ run(int nd, const char *in, size_t n, size_t cap, size_t first,
 		e = nd ? ndjson_finish(&q, rec_line, r) :
 		    sse_finish(&p, rec_event, r);
 	T(buf[cap] == '#');
+	if (own_buf) {
+		T(nd ? p.buf == NULL : q.buf == NULL);	/* the other is idle */
+		T((nd ? q.cap : p.cap) <= cap);
+		sse_free(&p);
+		ndjson_free(&q);
+		T(p.buf == NULL && q.buf == NULL);
+	}
 	if (e == 0)
 		T_EQI(nd ? q.bytes : p.bytes, n);
 	return e;
@@ -901,6 +911,76 @@ t_ollama(void)
 	same_split(1, stream, n, 256, 0);
 }
 
+/* Every case that goes through run() again, with buffers of the parsers'
+ * own: the same events and the same limits. */
+static void
+t_own_buffers(void)
+{
+	own_buf = 1;
+	t_basic();
+	t_multiline();
+	t_comments();
+	t_fields();
+	t_line_ends();
+	t_crlf_split();
+	t_bom();
+	t_finish();
+	t_splits();
+	t_utf8();
+	t_limit();
+	t_callback_error();
+	own_buf = 0;
+}
+
+/* An own buffer starts empty, grows only as far as an event needs, up to
+ * the cap, and says -E_NOMEM when the budget cannot grow it. */
+static void
+t_own_growth(void)
+{
+	struct rec r = { .fail_at = 0 };
+	struct sbuf in;
+	struct sse p;
+	struct ndjson q;
+	size_t big = 100000, i;
+
+	sbuf_init(&in, &t_arena, 0);
+	sbuf_adds(&in, "data: ");
+	for (i = 0; i < big; i++)
+		sbuf_addc(&in, (char)('a' + i % 26));
+	sbuf_adds(&in, "\n\ndata: small\n\n");
+	T_EQI(in.err, 0);
+	sbuf_init(&r.sb, &t_arena, 0);
+	sse_init(&p, NULL, 1 << 20);
+	T(p.buf == NULL && p.cap == 0);
+	T_EQI(sse_feed(&p, "data: x\n\n", 9, rec_event, &r), 0);
+	T_EQI(p.cap, SSE_BUF_START);
+	for (i = 0; i < in.len; i += 1000)
+		T_EQI(sse_feed(&p, in.p + i, MIN(1000, in.len - i), rec_event,
+		    &r), 0);
+	T_EQI(r.n, 3);
+	T(p.cap >= big && p.cap <= 2 * (big + 6));
+	T_EQI(r.sb.len, 12 + (big + 11) + 16);
+	sse_free(&p);
+	T(p.buf == NULL);
+
+	/* The cap still rules. */
+	sse_init(&p, NULL, 50000);
+	T_EQI(sse_feed(&p, in.p, in.len, rec_event, &r), -E_LIMIT);
+	T(p.cap <= 50000);
+	sse_free(&p);
+
+	/* No budget left to grow: -E_NOMEM, sticky, nothing delivered. */
+	r.n = 0;
+	ndjson_init(&q, NULL, 1 << 20);
+	T_EQI(ndjson_feed(&q, "{}\n", 3, rec_line, &r), 0);
+	mem_set_limit(mem_used() + 1024);
+	T_EQI(ndjson_feed(&q, in.p, 20000, rec_line, &r), -E_NOMEM);
+	mem_set_limit(0);
+	T_EQI(ndjson_feed(&q, "\n", 1, rec_line, &r), -E_NOMEM);
+	T_EQI(r.n, 1);
+	ndjson_free(&q);
+}
+
 static const struct unit_case cases[] = {
 	{ "basic", t_basic },
 	{ "multiline", t_multiline },
@@ -919,6 +999,8 @@ static const struct unit_case cases[] = {
 	{ "stats", t_stats },
 	{ "ndjson", t_ndjson },
 	{ "ollama", t_ollama },
+	{ "own_buffers", t_own_buffers },
+	{ "own_growth", t_own_growth },
 };
 
 const struct unit_suite suite_sse = { "sse", cases, ARRAY_LEN(cases) };
