@@ -161,7 +161,8 @@ size: $(foreach a,$(ALL_ARCHES),size-$(a))
 	$(Q)sh tools/sizes.sh $(ALL_ARCHES)
 size-%:
 	$(Q)$(MAKE) --no-print-directory ARCH=$* all
-size-check: size
+	$(Q)$(MAKE) --no-print-directory ARCH=$* B=build/$*-nolto LTO=0 all
+size-check: $(foreach a,$(ALL_ARCHES),size-$(a))
 	$(Q)sh tools/sizes.sh --check $(ALL_ARCHES)
 
 fuzz:

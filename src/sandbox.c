@@ -883,7 +883,7 @@ close_fd(int *fd)
 static void
 pump(struct sup *s, int i)
 {
-	char buf[16384];
+	char buf[4096];		/* a pipe page at a time: stack stays small */
 	ssize_t k;
 
 	if (i == 0) {

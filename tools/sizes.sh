@@ -1,19 +1,24 @@
 #!/bin/sh
-# tools/sizes.sh - stripped size of each arch's binary and what each part
-# adds (code + read-only data + data, from the linker map).
+# tools/sizes.sh - stripped size of each arch's binary against its budget,
+# and what each part adds (code + read-only data + data, from the linker
+# map). LTO merges our code with libfyaml and BearSSL, so the parts come
+# from the same sources built without LTO in build/ARCH-nolto.
 # usage: tools/sizes.sh [--check] ARCH...
 #   --check  exit 1 when a binary exceeds SIZE_BUDGET of board/ARCH/board.mak
 set -eu
 check=0
 [ "${1:-}" = --check ] && { check=1; shift; }
 fail=0
-printf '| arch | stripped bytes | budget | skillbox | musl | libfyaml | BearSSL | libgcc | LTO (skillbox + libfyaml + BearSSL) |\n'
-printf '|---|---:|---:|---:|---:|---:|---:|---:|---:|\n'
+printf '| arch | stripped bytes | budget | headroom | without LTO | skillbox | musl | libfyaml | BearSSL | libgcc |\n'
+printf '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
 for a in "$@"; do
 	bin=build/$a/skillbox
-	map=build/$a/skillbox.map
-	[ -f "$bin" ] || { echo "sizes: $bin missing (make ARCH=$a)" >&2; exit 1; }
+	map=build/$a-nolto/skillbox.map
+	for f in "$bin" "$map"; do
+		[ -f "$f" ] || { echo "sizes: $f missing (make size)" >&2; exit 1; }
+	done
 	size=$(wc -c <"$bin" | tr -d ' ')
+	nolto=$(wc -c <"build/$a-nolto/skillbox" | tr -d ' ')
 	budget=$(sed -n 's/^SIZE_BUDGET[ \t]*=[ \t]*//p' "board/$a/board.mak")
 	parts=$(awk '
 	/^Linker script and memory map/ { on = 1; next }
@@ -41,17 +46,17 @@ for a in "$@"; do
 		else if (f ~ /libc\.a|crt1\.o|crti\.o|crtn\.o/) k = "musl"
 		else if (f ~ /libgcc/) k = "gcc"
 		else if (f ~ /\/obj\//) k = "own"
-		else if (f ~ /ltrans/) k = "lto"
 		else k = "other"
 		t[k] += n
 	}
-	END { printf "%d %d %d %d %d %d\n", t["own"], t["musl"], t["fy"], t["bear"], t["gcc"], t["lto"] }
+	END { printf "%d %d %d %d %d\n", t["own"], t["musl"], t["fy"], t["bear"], t["gcc"] }
 	' "$map")
 	own=$(echo "$parts" | cut -d' ' -f1); musl=$(echo "$parts" | cut -d' ' -f2)
 	fy=$(echo "$parts" | cut -d' ' -f3); bear=$(echo "$parts" | cut -d' ' -f4)
-	gcc=$(echo "$parts" | cut -d' ' -f5); lto=$(echo "$parts" | cut -d' ' -f6)
-	printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$a" "$size" \
-	    "$budget" "$own" "$musl" "$fy" "$bear" "$gcc" "$lto"
+	gcc=$(echo "$parts" | cut -d' ' -f5)
+	printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$a" \
+	    "$size" "$budget" "$((budget - size))" "$nolto" "$own" "$musl" \
+	    "$fy" "$bear" "$gcc"
 	if [ "$check" = 1 ] && [ -n "$budget" ] && [ "$size" -gt "$budget" ]; then
 		echo "size-check: $bin is $size bytes, over its budget of $budget" >&2
 		fail=1
