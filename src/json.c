@@ -631,6 +631,13 @@ utf8_len(const unsigned char *s, size_t n)
 	return k != 0 && k <= n && str_is_utf8((const char *)s, k) ? k : 0;
 }
 
+/* Bytes that go into a JSON string as they are: printable ASCII but the
+ * quote and the backslash (one bit each; rows of 32). */
+static const uint32_t plain_bits[4] = {
+	0, 0xfffffffbu, 0xefffffffu, 0x7fffffffu
+};
+#define PLAIN(c)	((c) < 0x80 && (plain_bits[(c) >> 5] >> ((c) & 31) & 1))
+
 static void
 put_esc(struct sbuf *sb, const char *str, size_t n)
 {
@@ -643,7 +650,7 @@ put_esc(struct sbuf *sb, const char *str, size_t n)
 
 	sbuf_addc(sb, '"');
 	for (run = s; s < e; ) {
-		if (*s >= 0x20 && *s < 0x7f && *s != '"' && *s != '\\') {
+		if (PLAIN(*s)) {
 			s++;
 			continue;
 		}

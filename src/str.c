@@ -67,7 +67,8 @@ sbuf_release(struct sbuf *sb)
 void
 sbuf_add(struct sbuf *sb, const char *s, size_t n)
 {
-	if (grow(sb, n) != 0)
+	/* Room already (the usual case): no call to grow. */
+	if ((sb->err != 0 || n >= sb->cap - sb->len) && grow(sb, n) != 0)
 		return;
 	memcpy(sb->p + sb->len, s, n);
 	sb->len += n;
