@@ -75,7 +75,8 @@ VENDOR_OK	= $(VS)/bearssl/.skillbox-ok $(VS)/libfyaml/.skillbox-ok $(VS)/jsmn/.s
 # The vendored headers are visible only to the module that wraps them.
 $(B)/obj/json.o: CPPFLAGS += -DJSMN_STATIC -isystem $(VS)/jsmn
 $(B)/obj/fm.o $(B)/obj/cmd_version.o: CPPFLAGS += -isystem $(VS)/libfyaml/include
-$(B)/obj/tls.o $(B)/obj/cmd_version.o: CPPFLAGS += -isystem $(VS)/bearssl/inc
+$(B)/obj/tls.o $(B)/obj/cmd_version.o $(B)/unit/test_tls.o: CPPFLAGS += \
+	-isystem $(VS)/bearssl/inc
 $(B)/obj/tls.o: CPPFLAGS += -DSKILLBOX_BUILD_EPOCH=$(BUILD_EPOCH)LL
 $(B)/obj/cmd_version.o: CPPFLAGS += -DSKILLBOX_BUILD_DATE='"$(BUILD_DATE)"' \
 	-DMUSL_VERSION='"$(MUSL_VERSION)"' -DJSMN_VERSION='"$(call pin_version,jsmn)"' \

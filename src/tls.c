@@ -36,14 +36,12 @@ struct tls_conn {
 	unsigned char		 obuf[4096 + 85];	/* record + overhead */
 };
 
-/* Loading: PEM objects -> DER -> X.509 decoder -> trust anchor. */
+/* Loading: PEM objects -> DER -> subject DN and key -> trust anchor. */
 struct load {
 	struct arena		*a;
 	struct tls_anchors	*ta;
 	unsigned char		*der;
 	size_t			 der_len, der_cap;
-	unsigned char		*dn;
-	size_t			 dn_len, dn_cap;
 	int			 err;
 };
 
@@ -76,17 +74,6 @@ der_append(void *ctx, const void *buf, size_t n)
 	l->der_len += n;
 }
 
-static void
-dn_append(void *ctx, const void *buf, size_t n)
-{
-	struct load *l = ctx;
-
-	if (l->err || grow(l, &l->dn, &l->dn_cap, l->dn_len + n) != 0)
-		return;
-	memcpy(l->dn + l->dn_len, buf, n);
-	l->dn_len += n;
-}
-
 static void *
 copy_bytes(struct load *l, const void *p, size_t n)
 {
@@ -99,21 +86,148 @@ copy_bytes(struct load *l, const void *p, size_t n)
 	return q;
 }
 
-/* One certificate in l->der: decode, keep its DN and key. Certificates
- * that do not decode are skipped, as a bundle may hold odd ones. */
+/* --- the parts of an X.509 certificate (RFC 5280) an anchor needs
+ *
+ * BearSSL's decoder gives the same, but it is interpreted code at ~400,000
+ * instructions a certificate; a system bundle has ~140 of them. */
+
+struct der {
+	const unsigned char	*p;
+	size_t			 n;
+};
+
+/* The next element of d if its tag is `tag`: its contents in *c, and the
+ * whole element (header included) in *all if not NULL. Definite lengths up
+ * to 2^24 only, as certificates use. 0, or -1 with d unchanged. */
+static int
+der_take(struct der *d, unsigned tag, struct der *c, struct der *all)
+{
+	size_t len, i = 2, k;
+
+	if (d->n < 2 || d->p[0] != tag)
+		return -1;
+	len = d->p[1];
+	if (len & 0x80) {
+		k = len & 0x7f;
+		if (k == 0 || k > 3 || d->n < 2 + k)
+			return -1;
+		for (len = 0; k > 0; k--)
+			len = len << 8 | d->p[i++];
+	}
+	if (len > d->n - i)
+		return -1;
+	if (all != NULL) {
+		all->p = d->p;
+		all->n = i + len;
+	}
+	c->p = d->p + i;
+	c->n = len;
+	d->p += i + len;
+	d->n -= i + len;
+	return 0;
+}
+
+static int
+der_is_oid(const struct der *o, const char *enc, size_t n)
+{
+	return o->n == n && memcmp(o->p, enc, n) == 0;
+}
+
+#define OID(s)	s, sizeof(s) - 1
+#define OID_RSA		OID("\x2a\x86\x48\x86\xf7\x0d\x01\x01\x01")
+#define OID_EC		OID("\x2a\x86\x48\xce\x3d\x02\x01")
+#define OID_P256	OID("\x2a\x86\x48\xce\x3d\x03\x01\x07")
+#define OID_P384	OID("\x2b\x81\x04\x00\x22")
+#define OID_P521	OID("\x2b\x81\x04\x00\x23")
+#define OID_BASIC	OID("\x55\x1d\x13")
+
+/* An INTEGER's magnitude, without the sign byte of a positive value. */
+static int
+der_uint(struct der *d, struct der *v)
+{
+	if (der_take(d, 0x02, v, NULL) != 0 || v->n == 0)
+		return -1;
+	while (v->n > 1 && v->p[0] == 0) {
+		v->p++;
+		v->n--;
+	}
+	return 0;
+}
+
+/* basicConstraints in the extensions: is cA TRUE? */
+static int
+der_is_ca(struct der ext)
+{
+	struct der seq, e, oid, val, bc, b;
+
+	if (der_take(&ext, 0x30, &seq, NULL) != 0)
+		return 0;
+	while (der_take(&seq, 0x30, &e, NULL) == 0) {
+		if (der_take(&e, 0x06, &oid, NULL) != 0)
+			return 0;
+		if (der_take(&e, 0x01, &b, NULL) == 0 && b.n != 1)
+			return 0;			/* critical */
+		if (der_take(&e, 0x04, &val, NULL) != 0)
+			return 0;
+		if (!der_is_oid(&oid, OID_BASIC))
+			continue;
+		return der_take(&val, 0x30, &bc, NULL) == 0 &&
+		    der_take(&bc, 0x01, &b, NULL) == 0 && b.n == 1 &&
+		    b.p[0] != 0;
+	}
+	return 0;
+}
+
+/* One certificate in l->der: keep its subject DN and public key. Those
+ * that do not parse, or hold another kind of key, are skipped: a bundle
+ * may have odd ones. */
 static void
 add_cert(struct load *l)
 {
-	br_x509_decoder_context dc;
-	br_x509_pkey *pk;
+	struct der d = { l->der, l->der_len }, cert, tbs, x, dn, spki, alg;
+	struct der oid, bits, key, n, e, curve;
 	br_x509_trust_anchor *ta, *nv;
 	struct tls_anchors *s = l->ta;
+	int ec, id = 0;
 
-	l->dn_len = 0;
-	br_x509_decoder_init(&dc, dn_append, l);
-	br_x509_decoder_push(&dc, l->der, l->der_len);
-	if (l->err || (pk = br_x509_decoder_get_pkey(&dc)) == NULL)
+	if (der_take(&d, 0x30, &cert, NULL) != 0 ||
+	    der_take(&cert, 0x30, &tbs, NULL) != 0)
 		return;
+	der_take(&tbs, 0xa0, &x, NULL);			/* version */
+	if (der_take(&tbs, 0x02, &x, NULL) != 0 ||	/* serial */
+	    der_take(&tbs, 0x30, &x, NULL) != 0 ||	/* signature */
+	    der_take(&tbs, 0x30, &x, NULL) != 0 ||	/* issuer */
+	    der_take(&tbs, 0x30, &x, NULL) != 0 ||	/* validity */
+	    der_take(&tbs, 0x30, &x, &dn) != 0 ||	/* subject */
+	    der_take(&tbs, 0x30, &spki, NULL) != 0 ||
+	    der_take(&spki, 0x30, &alg, NULL) != 0 ||
+	    der_take(&alg, 0x06, &oid, NULL) != 0 ||
+	    der_take(&spki, 0x03, &bits, NULL) != 0 ||
+	    bits.n < 2 || bits.p[0] != 0)		/* whole bytes */
+		return;
+	bits.p++;
+	bits.n--;
+	if (der_is_oid(&oid, OID_RSA)) {
+		ec = 0;
+		if (der_take(&bits, 0x30, &key, NULL) != 0 ||
+		    der_uint(&key, &n) != 0 || der_uint(&key, &e) != 0)
+			return;
+	} else if (der_is_oid(&oid, OID_EC)) {
+		ec = 1;
+		if (der_take(&alg, 0x06, &curve, NULL) != 0)
+			return;
+		if (der_is_oid(&curve, OID_P256))
+			id = BR_EC_secp256r1;
+		else if (der_is_oid(&curve, OID_P384))
+			id = BR_EC_secp384r1;
+		else if (der_is_oid(&curve, OID_P521))
+			id = BR_EC_secp521r1;
+		else
+			return;
+	} else
+		return;
+	der_take(&tbs, 0x81, &x, NULL);		/* issuerUniqueID */
+	der_take(&tbs, 0x82, &x, NULL);		/* subjectUniqueID */
 	if (s->n == s->cap) {
 		s->cap = s->cap ? s->cap * 2 : 64;
 		if ((nv = arena_alloc(l->a, s->cap * sizeof(*nv))) == NULL) {
@@ -126,21 +240,22 @@ add_cert(struct load *l)
 	}
 	ta = &s->v[s->n];
 	memset(ta, 0, sizeof(*ta));
-	ta->dn.data = copy_bytes(l, l->dn, l->dn_len);
-	ta->dn.len = l->dn_len;
-	ta->flags = br_x509_decoder_isCA(&dc) ? BR_X509_TA_CA : 0;
-	ta->pkey.key_type = pk->key_type;
-	if (pk->key_type == BR_KEYTYPE_RSA) {
-		ta->pkey.key.rsa.n = copy_bytes(l, pk->key.rsa.n, pk->key.rsa.nlen);
-		ta->pkey.key.rsa.nlen = pk->key.rsa.nlen;
-		ta->pkey.key.rsa.e = copy_bytes(l, pk->key.rsa.e, pk->key.rsa.elen);
-		ta->pkey.key.rsa.elen = pk->key.rsa.elen;
-	} else if (pk->key_type == BR_KEYTYPE_EC) {
-		ta->pkey.key.ec.curve = pk->key.ec.curve;
-		ta->pkey.key.ec.q = copy_bytes(l, pk->key.ec.q, pk->key.ec.qlen);
-		ta->pkey.key.ec.qlen = pk->key.ec.qlen;
-	} else
-		return;
+	ta->dn.data = copy_bytes(l, dn.p, dn.n);
+	ta->dn.len = dn.n;
+	ta->flags = der_take(&tbs, 0xa3, &x, NULL) == 0 && der_is_ca(x) ?
+	    BR_X509_TA_CA : 0;
+	if (!ec) {
+		ta->pkey.key_type = BR_KEYTYPE_RSA;
+		ta->pkey.key.rsa.n = copy_bytes(l, n.p, n.n);
+		ta->pkey.key.rsa.nlen = n.n;
+		ta->pkey.key.rsa.e = copy_bytes(l, e.p, e.n);
+		ta->pkey.key.rsa.elen = e.n;
+	} else {
+		ta->pkey.key_type = BR_KEYTYPE_EC;
+		ta->pkey.key.ec.curve = id;
+		ta->pkey.key.ec.q = copy_bytes(l, bits.p, bits.n);
+		ta->pkey.key.ec.qlen = bits.n;
+	}
 	if (!l->err)
 		s->n++;
 }
@@ -293,7 +408,6 @@ tls_anchors_load(struct arena *a, const char *path, struct tls_anchors **out,
 	} else
 		e = load_file(&l, path);
 	mem_free(l.der);
-	mem_free(l.dn);
 	if (e == 0 && l.ta->n == 0)
 		e = -E_PARSE;
 	if (e != 0)
@@ -302,6 +416,13 @@ tls_anchors_load(struct arena *a, const char *path, struct tls_anchors **out,
 	if (count != NULL)
 		*count = (unsigned)l.ta->n;
 	return 0;
+}
+
+/* see tls.h */
+const void *
+tls_anchor_at(const struct tls_anchors *ta, size_t i)
+{
+	return i < ta->n ? &ta->v[i] : NULL;
 }
 
 const char *

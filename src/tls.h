@@ -22,6 +22,10 @@ struct tls_conn;
 int	tls_anchors_load(struct arena *a, const char *path,
 	    struct tls_anchors **out, unsigned *count);
 
+/* Anchor i (a const br_x509_trust_anchor *, for tests that hold BearSSL's
+ * header), or NULL past the last. */
+const void *tls_anchor_at(const struct tls_anchors *ta, size_t i);
+
 /* The first of the usual system bundle locations that exists, or NULL. */
 const char *tls_default_ca(void);
 

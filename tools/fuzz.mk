@@ -1,7 +1,7 @@
 # tools/fuzz.mk - bounded fuzzing of the parsers with clang's libFuzzer
 # (called by `make fuzz`; run from the repository root).
 #
-#   make -f tools/fuzz.mk [FUZZ_TIME=20] [FUZZERS="json fm skill sse http llm"]
+#   make -f tools/fuzz.mk [FUZZ_TIME=20] [FUZZERS="json fm skill sse http llm tls"]
 #   make -f tools/fuzz.mk build          only build the harnesses
 #   make -f tools/fuzz.mk clean          drop the builds and grown corpora
 #
@@ -14,7 +14,7 @@
 # replacing malloc, which ASan owns.
 
 FUZZ_TIME	?= 20
-FUZZERS		?= json fm skill sse http llm
+FUZZERS		?= json fm skill sse http llm tls
 FUZZ_CC		?= clang
 VS		?= build/vendor
 O		= build/fuzz
@@ -60,6 +60,12 @@ llm_SRCS	= tests/fuzz/fuzz_llm.c src/llm.c src/llm_openai.c \
 llm_FLAGS	= -DJSMN_STATIC -I$(VS)/jsmn -isystem $(VS)/bearssl/inc \
 		  -DSKILLBOX_VERSION='"fuzz"' -DSKILLBOX_BUILD_EPOCH=0LL
 llm_LIBS	= $(BEAR_LIB)
+tls_SRCS	= tests/fuzz/fuzz_tls.c src/tls.c src/net.c src/str.c src/arena.c
+tls_FLAGS	= -isystem $(VS)/bearssl/inc -DSKILLBOX_BUILD_EPOCH=0LL
+tls_LIBS	= $(BEAR_LIB)
+# Seeds for tls: two certificates of the system bundle, one as PEM text
+# (first byte even) and one as DER for the harness to wrap (odd).
+CA_BUNDLE	= /etc/ssl/certs/ca-certificates.crt
 
 .PHONY: all build clean $(FUZZERS:%=run-%)
 .SECONDARY:
@@ -73,6 +79,10 @@ clean:
 $(FUZZERS:%=run-%): run-%: $(O)/fuzz_%
 	@mkdir -p $(O)/corpus-$*
 	@if [ -d tests/fuzz/corpus/$* ]; then cp tests/fuzz/corpus/$*/* $(O)/corpus-$*/; fi
+	@if [ $* = tls ] && [ -f $(CA_BUNDLE) ]; then \
+	    { printf '\0'; sed -n '1,/END CERT/p' $(CA_BUNDLE); } >$(O)/corpus-tls/seed-pem; \
+	    { printf '\1'; sed -n '/BEGIN CERT/,/END CERT/p' $(CA_BUNDLE) | \
+	      awk '/BEGIN/{n++} n==2' | openssl x509 -outform DER; } >$(O)/corpus-tls/seed-der; fi
 	@echo "  FUZZ    $* for $(FUZZ_TIME)s"
 	$(O)/fuzz_$* $(FUZZ_RUN) -artifact_prefix=$(O)/crash-$*- $(O)/corpus-$*
 
@@ -91,7 +101,7 @@ $(O)/bearssl/%.o: $(VS)/bearssl/src/%.c
 # libfyaml once, instrumented but not linked with the fuzzer's main.
 $(FY_LIB): $(FY_OBJS)
 	@rm -f $@ && ar rcs $@ $^
-$(O)/libfyaml/%.o: $(VS)/libfyaml/src/%.c tools/fuzz.mk
+$(O)/libfyaml/%.o: $(VS)/libfyaml/src/%.c $(VS)/libfyaml/.skillbox-ok tools/fuzz.mk
 	@mkdir -p $(@D)
 	@echo "  CC      $@"
 	@$(FUZZ_CC) $(LIB_CFLAGS) -std=gnu11 -DHAVE_CONFIG_H -I$(VS)/libfyaml \

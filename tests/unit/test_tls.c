@@ -5,6 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <bearssl.h>
+
 #include "str.h"
 #include "tls.h"
 #include "unit.h"
@@ -141,9 +143,105 @@ odd_bundles(void)
 	T_EQI(e, -E_PARSE);
 }
 
+/* The oracle: BearSSL's own X.509 decoder on each certificate, fed by a
+ * base64 decoder of the test's own. */
+struct want {
+	unsigned char	dn[1024];
+	size_t		dn_len;
+};
+
+static void
+want_dn(void *ctx, const void *buf, size_t n)
+{
+	struct want *w = ctx;
+
+	if (w->dn_len + n <= sizeof(w->dn))
+		memcpy(w->dn + w->dn_len, buf, n);
+	w->dn_len += n;
+}
+
+static size_t
+unbase64(const char *s, const char *end, unsigned char *out)
+{
+	static const char al[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	unsigned bits = 0, nb = 0;
+	size_t k = 0;
+	const char *c;
+
+	for (; s < end && *s != '='; s++) {
+		if ((c = strchr(al, *s)) == NULL || *s == '\0')
+			continue;		/* line ends */
+		bits = bits << 6 | (unsigned)(c - al);
+		if ((nb += 6) >= 8) {
+			nb -= 8;
+			out[k++] = (unsigned char)(bits >> nb);
+		}
+	}
+	return k;
+}
+
+static void
+same_as_bearssl(void)
+{
+	static const char B[] = "-----BEGIN CERTIFICATE-----";
+	static const char E[] = "-----END CERTIFICATE-----";
+	static unsigned char der[16384];
+	struct tls_anchors *ta;
+	const br_x509_trust_anchor *a;
+	const br_x509_pkey *pk;
+	br_x509_decoder_context dc;
+	struct want w;
+	unsigned count, i = 0, ca = 0, ec = 0;
+	const char *s, *e;
+	size_t n, k;
+	char *b = slurp(BUNDLE, &n);
+
+	T(b != NULL);
+	if (b == NULL)
+		return;
+	T_EQI(tls_anchors_load(&t_arena, BUNDLE, &ta, &count), 0);
+	for (s = b; (s = strstr(s, B)) != NULL; s = e, i++) {
+		T((e = strstr(s, E)) != NULL);
+		if (e == NULL)
+			break;
+		k = unbase64(s + sizeof(B) - 1, e, der);
+		memset(&w, 0, sizeof(w));
+		br_x509_decoder_init(&dc, want_dn, &w);
+		br_x509_decoder_push(&dc, der, k);
+		T((pk = br_x509_decoder_get_pkey(&dc)) != NULL);
+		T((a = tls_anchor_at(ta, i)) != NULL);
+		if (pk == NULL || a == NULL)
+			continue;
+		T_EQI(a->dn.len, w.dn_len);
+		T(a->dn.len == w.dn_len && memcmp(a->dn.data, w.dn,
+		    w.dn_len) == 0);
+		T_EQI(a->flags, br_x509_decoder_isCA(&dc) ? BR_X509_TA_CA : 0);
+		T_EQI(a->pkey.key_type, pk->key_type);
+		if (pk->key_type == BR_KEYTYPE_RSA) {
+			T(a->pkey.key.rsa.nlen == pk->key.rsa.nlen &&
+			    memcmp(a->pkey.key.rsa.n, pk->key.rsa.n,
+			    pk->key.rsa.nlen) == 0);
+			T(a->pkey.key.rsa.elen == pk->key.rsa.elen &&
+			    memcmp(a->pkey.key.rsa.e, pk->key.rsa.e,
+			    pk->key.rsa.elen) == 0);
+		} else {
+			ec++;
+			T_EQI(a->pkey.key.ec.curve, pk->key.ec.curve);
+			T(a->pkey.key.ec.qlen == pk->key.ec.qlen &&
+			    memcmp(a->pkey.key.ec.q, pk->key.ec.q,
+			    pk->key.ec.qlen) == 0);
+		}
+		ca += (a->flags & BR_X509_TA_CA) != 0;
+	}
+	T_EQI(i, count);
+	T(tls_anchor_at(ta, i) == NULL);
+	T(ca > 100 && ec > 10);		/* both kinds were compared */
+}
+
 static const struct unit_case cases[] = {
 	{ "system_bundle", system_bundle },
 	{ "odd_bundles", odd_bundles },
+	{ "same_as_bearssl", same_as_bearssl },
 };
 
 const struct unit_suite suite_tls = { "tls", cases, ARRAY_LEN(cases) };
