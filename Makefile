@@ -6,6 +6,7 @@
 #   make size        stripped size per arch and what each library adds
 #   make fuzz        short bounded fuzzing of the parsers (clang libFuzzer)
 #   make check       banned calls and cppcheck
+#   make bench       skillbox against an @openai/agents agent: tables, chart in build/bench
 #   make run         build, validate and list the bundled skills
 #   make install     DESTDIR=dir: binary and bundled skills into a rootfs
 
@@ -83,7 +84,7 @@ $(B)/obj/cmd_version.o: CPPFLAGS += -DSKILLBOX_BUILD_DATE='"$(BUILD_DATE)"' \
 	-DBEARSSL_VERSION='"$(call pin_version,bearssl)"'
 
 .PHONY: all run install test test-unit test-e2e test-busybox test-cross size size-check \
-	fuzz check clean distclean setup vendor
+	fuzz check bench clean distclean setup vendor
 
 all: $(BIN)
 
@@ -168,6 +169,11 @@ size-check: $(foreach a,$(ALL_ARCHES),size-$(a))
 
 fuzz:
 	$(Q)$(MAKE) --no-print-directory -f tools/fuzz.mk FUZZ_TIME=$(or $(FUZZ_TIME),20)
+
+# Side by side with an agent on @openai/agents (installed by the bench with
+# npm), same mock LLM; prints Markdown tables, writes build/bench/.
+bench: $(BIN) $(SETUP_OK)
+	$(Q)MAKE="$(MAKE)" tools/bench/run $(BIN)
 
 check:
 	$(Q)sh tools/checksrc src/*.c src/*.h
