@@ -1,6 +1,8 @@
-/* sandbox_rlimit.c - resource limits of a sandboxed child (setrlimit(2)).
- * Limits only go down: root without CAP_SYS_RESOURCE could not raise a
- * hard limit anyway, and a host that set lower limits knows better. */
+/* sandbox_rlimit.c - resource limits of a sandboxed child (prlimit(2), on
+ * itself: the child has one thread, and musl's setrlimit would add its
+ * every-thread machinery). Limits only go down: root without
+ * CAP_SYS_RESOURCE could not raise a hard limit anyway, and a host that set
+ * lower limits knows better. */
 #include "sandbox_int.h"
 
 #include <errno.h>
@@ -25,7 +27,7 @@ sbx_rlimit_apply(const struct sbx_policy *p)
 		if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want[i])
 			rl.rlim_max = want[i];
 		rl.rlim_cur = rl.rlim_max;
-		if (setrlimit(res[i], &rl) != 0)
+		if (prlimit(0, res[i], &rl, NULL) != 0)
 			return -errno;
 	}
 	return 0;
@@ -43,7 +45,8 @@ sbx_rlimit_as_works(void)
 	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max <= want)
 		want = rl.rlim_max - 1;
 	rl.rlim_cur = rl.rlim_max = want;
-	if (setrlimit(RLIMIT_AS, &rl) != 0 || getrlimit(RLIMIT_AS, &rl) != 0)
+	if (prlimit(0, RLIMIT_AS, &rl, NULL) != 0 ||
+	    getrlimit(RLIMIT_AS, &rl) != 0)
 		return 0;
 	return rl.rlim_max == want;
 }

@@ -599,6 +599,8 @@ def report(R, a):
     T = R["turns"]
     gm = {n: g[n]["marks"] for n in g}
     grow = {n: gm[n][T]["rss_kb"] - gm[n][10]["rss_kb"] for n in gm}
+    # After turn 100 skillbox has compacted its history twice: steady state.
+    steady = {n: gm[n][T]["rss_kb"] - gm[n][min(100, T)]["rss_kb"] for n in gm}
     L = []
     w = L.append
     w("### skillbox and an @openai/agents agent, side by side\n")
@@ -630,6 +632,9 @@ def report(R, a):
           f"{ratio(gm['peer'][m]['rss_kb'], gm['skillbox'][m]['rss_kb'])} |")
     w(f"| RSS growth, turn 10 to {T:,} (KiB) | {fmt(grow['skillbox'])} | "
       f"{fmt(grow['peer'])} | {ratio(grow['peer'], grow['skillbox'])} |")
+    if T > 100:
+        w(f"| RSS growth, turn 100 to {T:,} (KiB) | {fmt(steady['skillbox'])} | "
+          f"{fmt(steady['peer'])} | {ratio(steady['peer'], steady['skillbox'])} |")
     w(f"| VmHWM after {T:,} turns (KiB) | {fmt(gm['skillbox'][T]['hwm_kb'])} | "
       f"{fmt(gm['peer'][T]['hwm_kb'])} | "
       f"{ratio(gm['peer'][T]['hwm_kb'], gm['skillbox'][T]['hwm_kb'])} |")
@@ -742,7 +747,8 @@ of VmRSS over the process tree (`/proc/PID/task/*/children`, read every
 *Growth*: one process, {turns} turns fed one
 line at a time, VmRSS and VmHWM read from `/proc/PID/status` when the
 answer to turn 10, 100 and {turns} arrives; growth is RSS at {turns} minus
-RSS at 10. skillbox runs `chat` (it keeps the history, compacts it after 40
+RSS at 10, and minus RSS at 100 (by then skillbox has compacted its history
+twice, which touches its second half-space for the first time). skillbox runs `chat` (it keeps the history, compacts it after 40
 items with a summary request, and writes its session log); the peer's REPL
 runs each turn with no history (`runner.run(agent, line, {{stream: true}})`),
 which asks less of it. The two conversations run at the same time, so no timing is taken

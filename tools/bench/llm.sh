@@ -35,5 +35,8 @@ row "text, TLS (openai)" -u "$MOCK_HTTPS" --ca "$MOCK_CA" "say hello"
 row "tool call + result, TLS (openai)" -u "$MOCK_HTTPS" --ca "$MOCK_CA" \
     --tools "$TOP/tests/data/mock/tools.json" --tool-result ok "weather in oslo"
 row "text, TLS (anthropic)" -p anthropic -u "$MOCK_HTTPS" --ca "$MOCK_CA" "say hello"
-row "text, TLS, system CA bundle loaded" -u "$MOCK_HTTPS" \
-    --ca /etc/ssl/certs/ca-certificates.crt "say hello"
+# Debian's bundle with the run's CA at its end, so the handshake succeeds
+# after every anchor was loaded.
+cat /etc/ssl/certs/ca-certificates.crt "$MOCK_CA" >"$D/bundle.pem"
+row "text, TLS, system CA bundle + the mock's CA" -u "$MOCK_HTTPS" \
+    --ca "$D/bundle.pem" "say hello"
