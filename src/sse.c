@@ -85,8 +85,8 @@ static int
 sse_line(struct sse *p, sse_event_fn fn, void *ctx)
 {
 	static const char names[4][6] = { "data", "event", "id", "retry" };
-	char *s = p->buf + p->dlen, *v;
 	size_t n = p->llen, k, vn;
+	char *s = n > 0 ? p->buf + p->dlen : p->buf, *v;	/* buf may be NULL */
 	unsigned long r;
 	size_t f;
 
