@@ -37,6 +37,10 @@ int	cmd_help(const char *applet);
 /* Report a usage error and point to --help; returns EXIT_USAGE. */
 int	cmd_usage(const char *applet, const char *fmt, ...) ATTR_PRINTF(2, 3);
 
+/* The skills folders used without -d (cfg_default_skill_dirs) into
+ * roots[0..SKILL_MAX_ROOTS), their count in *n. 0 or an exit status. */
+int	cmd_default_roots(const char *applet, const char **roots, unsigned *n);
+
 /* Write all of buf to fd; returns 0 or -E_IO (EPIPE included). */
 int	cmd_write(int fd, const char *buf, size_t n);
 

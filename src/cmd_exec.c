@@ -79,21 +79,6 @@ add_root(struct opts *o, const char *dir)
 	return 0;
 }
 
-/* The folders `skills list` uses without -d (cfg_default_skill_dirs). */
-static int
-default_roots(struct opts *o)
-{
-	const char *v[SKILL_MAX_ROOTS];
-	unsigned i, n = cfg_default_skill_dirs(&app.perm, v, ARRAY_LEN(v));
-
-	if (n == 0)
-		return cmd_nomem("listing the skills folders");
-	for (i = 0; i < n && i < ARRAY_LEN(v); i++)
-		if (add_root(o, v[i]) != 0)
-			return EXIT_USAGE;
-	return 0;
-}
-
 static int
 parse_user(struct sbx_policy *p, const char *s)
 {
@@ -393,7 +378,8 @@ cmd_exec(int argc, char **argv)
 		return cmd_usage("exec", "want SKILL SCRIPT [ARGS...]");
 	if (getuid() == 0 && !o.user_set)
 		o.p.uid = o.p.gid = 65534;
-	if (o.nroots == 0 && (e = default_roots(&o)) != 0)
+	if (o.nroots == 0 && (e = cmd_default_roots("exec", o.roots,
+	    &o.nroots)) != 0)
 		return e;
 	if ((e = read_input(&o, &in, &inlen)) != 0)
 		return e;

@@ -90,20 +90,6 @@ add_root(struct opts *o, const char *dir)
 	return 0;
 }
 
-static int
-default_roots(struct opts *o)
-{
-	const char *v[SKILL_MAX_ROOTS];
-	unsigned i, n = cfg_default_skill_dirs(&app.perm, v, ARRAY_LEN(v));
-
-	if (n == 0)
-		return cmd_nomem("listing the skills folders");
-	for (i = 0; i < n && i < ARRAY_LEN(v); i++)
-		if (add_root(o, v[i]) != 0)
-			return EXIT_USAGE;
-	return 0;
-}
-
 /* Options shared by the sub-commands; returns the index of the first
  * operand, or a negative exit status. */
 static int
@@ -159,7 +145,8 @@ load(struct opts *o, struct skill_reg *r)
 {
 	int e;
 
-	if (o->nroots == 0 && (e = default_roots(o)) != 0)
+	if (o->nroots == 0 && (e = cmd_default_roots("skills", o->roots,
+	    &o->nroots)) != 0)
 		return e;
 	skill_reg_init(r, o->roots, o->nroots, diag, o);
 	if ((e = skill_reg_scan(r)) == -E_NOMEM)

@@ -10,9 +10,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cfg.h"
 #include "cmd.h"
 #include "help.h"
 #include "log.h"
+#include "skill.h"
 
 struct app app;
 
@@ -108,6 +110,20 @@ cmd_nomem(const char *doing)
 	    "a request for %zu bytes failed); raise it with --memory",
 	    mem_budget() >> 10, doing, mem_used() >> 10, mem_failed_request());
 	return EXIT_NOMEM;
+}
+
+int
+cmd_default_roots(const char *applet, const char **roots, unsigned *n)
+{
+	unsigned k = cfg_default_skill_dirs(&app.perm, roots, SKILL_MAX_ROOTS);
+
+	if (k == 0)
+		return cmd_nomem("listing the skills folders");
+	if (k > SKILL_MAX_ROOTS)
+		return cmd_usage(applet, "at most %d skills folders",
+		    SKILL_MAX_ROOTS);
+	*n = k;
+	return 0;
 }
 
 int
