@@ -26,6 +26,7 @@
 #define REPEAT_REFUSE	3		/* the 3rd identical call is refused */
 #define REPEAT_STOP	5		/* the 5th stops the turn */
 #define HANDOFF_PREFIX	"handoff_to_"
+#define STR_NOBODY	"65534"		/* SBX_NOBODY */
 
 static const char default_instructions[] =
     "You are skillbox, an assistant running on a small Linux device. "
@@ -62,6 +63,7 @@ struct agent {
 	uint64_t		 hashes[MAX_HASHES];
 	unsigned char		 counts[MAX_HASHES];
 	unsigned		 nhashes;
+	unsigned long long	 ws_start;	/* workspace bytes at turn start */
 	enum agent_status	 stop;		/* why the turn must end */
 	char			 why[320];
 };
@@ -91,24 +93,35 @@ ev_begin(struct agent *ag, struct ev *e, const char *type)
 static void
 ev_end(struct agent *ag, struct ev *e, int log)
 {
+	struct ev w;
+	int x;
+
 	json_end_obj(&e->w);
 	if (json_writer_err(&e->w) != 0) {
 		ag->stop = AG_NOMEM;
 		return;
 	}
-	if (log && ag->logging && slog_append(&ag->log, e->sb.p,
-	    e->sb.len) != 0 && ag->log.err == -E_IO) {
-		snprintf(ag->why, sizeof(ag->why), "session log %s: %s",
-		    ag->log.path, strerror(ag->log.err_no));
-		ag->logging = 0;	/* say it once; keep answering */
-		if (ag->o.on_event != NULL) {
-			struct ev w;
-
-			ev_begin(ag, &w, "error");
-			json_key(&w.w, "message");
-			json_put_str(&w.w, ag->why);
-			ev_end(ag, &w, 0);
+	if (log && ag->logging && (x = slog_append(&ag->log, e->sb.p,
+	    e->sb.len)) != 0) {
+		if (x == -E_IO) {
+			snprintf(ag->why, sizeof(ag->why), "session log %s: %s",
+			    ag->log.path, strerror(ag->log.err_no));
+			ag->logging = 0;	/* say it once; keep answering */
+		} else {
+			/* An event the log cannot hold stops the turn: what
+			 * it carried (a reply's tool calls) must not run
+			 * unlogged. */
+			snprintf(ag->why, sizeof(ag->why), "the %s event (%zu "
+			    "bytes) %s: the turn is stopped", e->type,
+			    e->sb.len, x == -E_LIMIT ? "is over the session "
+			    "log's line limit" : "does not fit in the memory "
+			    "budget");
+			ag->stop = x == -E_NOMEM ? AG_NOMEM : AG_FAIL;
 		}
+		ev_begin(ag, &w, "error");
+		json_key(&w.w, "message");
+		json_put_str(&w.w, ag->why);
+		ev_end(ag, &w, x == -E_LIMIT);
 	}
 	if (ag->o.on_event != NULL)
 		ag->o.on_event(ag->o.ctx, e->type, e->sb.p, e->sb.len);
@@ -335,19 +348,31 @@ frame_setup(struct agent *ag, struct frame *f)
 
 /* --- limits */
 
+/* The turn's wall time: checked before each model call and each tool. */
+static int
+over_time(struct agent *ag)
+{
+	if (ag->stop != AG_OK)
+		return 1;
+	if (ag->cfg->limits.time_s == 0 || net_now_ms() <= ag->deadline)
+		return 0;
+	snprintf(ag->why, sizeof(ag->why), "stopped: the turn took more than "
+	    "%u s (limits.time)", ag->cfg->limits.time_s);
+	ag->stop = AG_LIMIT;
+	ev_error(ag, ag->why);
+	return 1;
+}
+
 static int
 over_limits(struct agent *ag)
 {
 	const struct cfg *c = ag->cfg;
 
-	if (ag->stop != AG_OK)
+	if (over_time(ag))
 		return 1;
 	if (c->limits.turns != 0 && ag->calls >= c->limits.turns)
 		snprintf(ag->why, sizeof(ag->why), "stopped: %u model calls in "
 		    "this turn (limits.turns)", ag->calls);
-	else if (c->limits.time_s != 0 && net_now_ms() > ag->deadline)
-		snprintf(ag->why, sizeof(ag->why), "stopped: the turn took "
-		    "more than %u s (limits.time)", c->limits.time_s);
 	else if (c->limits.tokens != 0 && ag->in_tok + ag->out_tok >=
 	    c->limits.tokens)
 		snprintf(ag->why, sizeof(ag->why), "stopped: %lu tokens used, "
@@ -398,6 +423,8 @@ tool_env(struct agent *ag, const struct frame *f, struct tool_env *env)
 	memset(env, 0, sizeof(*env));
 	env->reg = &ag->reg;
 	env->skill = f->skill;
+	env->activated = ag->activated;
+	env->nactivated = ag->nactivated;
 	env->workspace = ag->workspace;
 	env->base = &ag->base;
 	env->host_allow = ag->host_allow;
@@ -406,7 +433,44 @@ tool_env(struct agent *ag, const struct frame *f, struct tool_env *env)
 	env->create_dir = ag->cfg->nskills > 0 ?
 	    ag->cfg->skills[ag->cfg->nskills - 1] : NULL;
 	env->timeout_ms = ag->cfg->limits.tool_timeout_s * 1000;
+	/* A script may not outlive the turn (limits.time). */
+	if (ag->cfg->limits.time_s != 0 && ag->deadline - net_now_ms() <
+	    (long long)env->timeout_ms)
+		env->timeout_ms = (unsigned)MAX(ag->deadline - net_now_ms(), 1);
 	env->out_cap = ag->cfg->limits.output_cap;
+}
+
+/* The workspace may grow by limits.workspace bytes in a turn (a script
+ * filling the flash of a router is a turn gone wrong): past that the turn
+ * stops. Nothing is removed: the files are the person's to judge. */
+static void
+check_workspace(struct agent *ag)
+{
+	unsigned long long now;
+
+	if (ag->cfg->limits.workspace == 0 ||
+	    sbx_disk_usage(ag->workspace, &now) == -E_IO ||
+	    now <= ag->ws_start + ag->cfg->limits.workspace)
+		return;
+	snprintf(ag->why, sizeof(ag->why), "stopped: the workspace grew by "
+	    "%llu bytes in this turn, more than limits.workspace (%zu); "
+	    "nothing was removed from %s", now - ag->ws_start,
+	    ag->cfg->limits.workspace, ag->workspace);
+	ag->stop = AG_LIMIT;
+	ev_error(ag, ag->why);
+}
+
+/* Was the tool offered to this agent? Only those run: permissions come
+ * from the agent, never from what the model names. */
+static int
+offered(const struct frame *f, const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < f->ntools; i++)
+		if (strcmp(f->tools[i].name, name) == 0)
+			return 1;
+	return 0;
 }
 
 /* One call: returns the result text for the model in *out. */
@@ -435,6 +499,13 @@ run_call(struct agent *ag, struct frame *f, const struct llm_call *c,
 		out->is_error = 1;
 		return;
 	}
+	if (!offered(f, c->name)) {
+		out->text = arena_printf(&ag->turn, "there is no tool named "
+		    "'%s' here (the tools you were given are the ones you may "
+		    "call)", c->name);
+		out->is_error = 1;
+		return;
+	}
 	if (c->bad_args) {
 		out->text = arena_printf(&ag->turn, "the arguments are not "
 		    "valid JSON (got: %.200s); call %s again with a JSON "
@@ -453,6 +524,7 @@ run_call(struct agent *ag, struct frame *f, const struct llm_call *c,
 		enum agent_status st;
 
 		if (sk == NULL || f->depth >= MAX_DEPTH ||
+		    (sk->flags & SKILL_NO_MODEL) ||
 		    !may_handoff(ag, f->name, to)) {
 			out->text = "no such skill agent here";
 			out->is_error = 1;
@@ -514,6 +586,9 @@ run_call(struct agent *ag, struct frame *f, const struct llm_call *c,
 		ag->stop = AG_NOMEM;
 		return;
 	}
+	if ((id == T_RUN_COMMAND_LINE || id == T_RUN_SKILL_SCRIPT ||
+	    id == T_WRITE_FILE) && ag->workspace != NULL)
+		check_workspace(ag);
 	if (id == T_HAND_BACK && !out->is_error) {
 		f->handed_back = 1;
 		f->result = out->text;
@@ -656,6 +731,8 @@ run_frame(struct agent *ag, struct frame *f, const char **answer)
 			struct llm_msg *tm;
 			long long t0 = net_now_ms();
 
+			if (over_time(ag))
+				break;
 			ev_tool(ag, &ev, "tool_start", f->name, c->id, c->name);
 			json_key(&ev.w, "args");
 			json_put_strn(&ev.w, c->args, c->args_len);
@@ -682,6 +759,10 @@ run_frame(struct agent *ag, struct frame *f, const char **answer)
 			if (out.confinement != NULL) {
 				json_key(&ev.w, "confinement");
 				json_put_str(&ev.w, out.confinement);
+			}
+			if (out.as_root) {
+				json_key(&ev.w, "as_root");
+				json_put_bool(&ev.w, 1);
 			}
 			if (out.activated != NULL) {
 				json_key(&ev.w, "skill");
@@ -881,6 +962,7 @@ offline_turn(struct agent *ag, const char *input, const char **final)
 	const struct skill *best = NULL;
 	struct tool_env env;
 	struct tool_out out;
+	struct json_writer jw;
 	struct frame f;
 	struct sbuf sb;
 	struct ev ev;
@@ -891,7 +973,8 @@ offline_turn(struct agent *ag, const char *input, const char **final)
 	for (i = 0; i < ag->reg.n; i++) {
 		const struct skill *sk = ag->reg.v[i];
 
-		if (sk->default_action == NULL)
+		/* disable-model-invocation: only a person starts it. */
+		if (sk->default_action == NULL || (sk->flags & SKILL_NO_MODEL))
 			continue;
 		if ((sc = score(sk, input)) > top)
 			top = sc, best = sk;
@@ -917,10 +1000,17 @@ offline_turn(struct agent *ag, const char *input, const char **final)
 	f.name = best->name;
 	f.skill = best;
 	tool_env(ag, &f, &env);
-	args = arena_printf(&ag->turn, "{\"script\":\"%s\"}",
-	    best->default_action);
-	if (args == NULL)
+	/* The arguments through the JSON writer: a default-action is text
+	 * from the skill's author, not JSON. The skill is the frame's own. */
+	sbuf_init(&sb, &ag->turn, 0);
+	json_writer_init(&jw, &sb);
+	json_begin_obj(&jw);
+	json_key(&jw, "script");
+	json_put_str(&jw, best->default_action);
+	json_end_obj(&jw);
+	if (json_writer_err(&jw) != 0)
 		return AG_NOMEM;
+	args = sb.p;
 	ev_tool(ag, &ev, "tool_start", best->name, NULL, "run_skill_script");
 	json_key(&ev.w, "args");
 	json_put_str(&ev.w, args);
@@ -934,6 +1024,10 @@ offline_turn(struct agent *ag, const char *input, const char **final)
 	if (out.confinement != NULL) {
 		json_key(&ev.w, "confinement");
 		json_put_str(&ev.w, out.confinement);
+	}
+	if (out.as_root) {
+		json_key(&ev.w, "as_root");
+		json_put_bool(&ev.w, 1);
 	}
 	json_key(&ev.w, "output");
 	json_put_strn(&ev.w, out.text, out.len);
@@ -1107,6 +1201,8 @@ agent_turn(struct agent *ag, const char *input, size_t n, const char **final)
 	ag->nhashes = 0;
 	ag->turn_no++;
 	ag->deadline = net_now_ms() + (long long)ag->cfg->limits.time_s * 1000;
+	if (ag->workspace != NULL)
+		(void)sbx_disk_usage(ag->workspace, &ag->ws_start);
 	if ((text = arena_strndup(&ag->turn, input, n)) == NULL)
 		return AG_NOMEM;
 	/* Compact before this turn's input is logged, so the log replays
@@ -1424,6 +1520,10 @@ set_user(struct agent *ag, const char *u, char *why, size_t whylen)
 		snprintf(why, whylen, "sandbox.user '%s': no such user", u);
 		return -1;
 	}
+	if (ag->base.uid == 0) {
+		ag->base.as_root = 1;
+		return 0;
+	}
 	if (ag->workspace != NULL) {
 		char *parent = arena_strdup(ag->perm, ag->workspace), *sl;
 		struct stat st;
@@ -1499,11 +1599,22 @@ agent_new(struct arena *perm, const struct cfg *c, const struct agent_opts *o,
 		if (sbx_layers_parse(want, &bits, &bad) == 0)
 			ag->base.require |= bits;
 	}
-	if (c->sandbox.user != NULL && geteuid() == 0 &&
-	    set_user(ag, c->sandbox.user, why, whylen) != 0) {
+	/* As root, scripts run as sandbox.user, or nobody: running them as
+	 * root takes an explicit sandbox.user: root, said on every run. */
+	if (geteuid() == 0 && set_user(ag, c->sandbox.user != NULL ?
+	    c->sandbox.user : STR_NOBODY, why, whylen) != 0) {
 		*err = -E_INVAL;
 		return NULL;
 	}
+	if (ag->base.as_root)
+		log_warn("sandbox.user is root: skill scripts and model-written "
+		    "command lines run as root, with every capability");
+	for (i = 0; i < ag->base.nsecrets; i++)
+		if (cfg_api_key_env(c) != NULL && strcmp(ag->base.secrets[i],
+		    cfg_api_key_env(c)) == 0)
+			log_warn("sandbox.secrets names %s, the model's own API "
+			    "key: every script (and so the model) can read it",
+			    ag->base.secrets[i]);
 	if ((e = skill_reg_init(&ag->reg, c->skills, c->nskills, NULL,
 	    NULL)) != 0 || (e = skill_reg_scan(&ag->reg)) != 0) {
 		*err = e;

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +21,7 @@
 enum ktype {
 	K_SECTION, K_STR, K_PATH, K_URL, K_ENV, K_PROVIDER, K_BOOL, K_MEM,
 	K_SIZE, K_UINT, K_ULONG, K_MONEY, K_DIRS, K_MODE, K_HANDOFFS, K_PRICES,
-	K_TOOLS, K_LAYERS, K_USER, K_ENVS
+	K_TOOLS, K_LAYERS, K_USER, K_ENVS, K_CREATE
 };
 
 struct key {
@@ -58,6 +59,8 @@ static const struct key keys[] = {
 	{ "limits.tool_timeout", K_UINT, F(limits.tool_timeout_s), 0, 1, 3600 },
 	{ "limits.output_cap", K_SIZE, F(limits.output_cap), 0, 1u << 10,
 	    16u << 20 },
+	{ "limits.workspace", K_SIZE, F(limits.workspace), 0, 64u << 10,
+	    2047u << 20 },
 	{ "limits.context_window", K_ULONG, F(limits.context_window), 0, 1000,
 	    10000000 },
 	{ "limits.compact_after", K_UINT, F(limits.compact_after), 0, 2, 10000 },
@@ -73,19 +76,19 @@ static const struct key keys[] = {
 	{ "sandbox.require", K_LAYERS, L(sandbox.require, sandbox.nrequire) },
 	{ "sandbox.user", K_USER, F(sandbox.user), 0, 0, 0 },
 	{ "sandbox.secrets", K_ENVS, L(sandbox.secrets, sandbox.nsecrets) },
-	{ "create_skill", K_BOOL, F(create_skill), 0, 0, 0 },
+	{ "create_skill", K_CREATE, F(create_skill), 0, 0, 0 },
 };
 
 _Static_assert(ARRAY_LEN(keys) <= CFG_MAX_KEYS, "raise CFG_MAX_KEYS");
 
 static const char *const tools[] = {
 	"Read", "Grep", "Glob", "LS", "Write", "Edit", "WebFetch", "WebSearch",
-	"Fetch", "Bash", "Terminal",
+	"Fetch", "Bash", "Terminal", "MultiEdit", "UnixSocket",
 };
 
 static const char *const layers[] = {
 	"rlimit", "nnp", "landlock", "landlock-net", "netns", "seccomp",
-	"userdrop", "privtmp", "env", "all",
+	"userdrop", "privtmp", "env", "seccomp-net", "seccomp-unix", "all",
 };
 
 /* One load. */
@@ -242,6 +245,8 @@ want(const struct key *k, char *buf, size_t n)
 		return "one of openai, responses, anthropic, ollama, offline";
 	case K_BOOL:
 		return "true or false";
+	case K_CREATE:
+		return "false, true or trusted";
 	case K_MEM:
 	case K_SIZE:
 		fmt_size(lo, sizeof(lo), k->min);
@@ -266,10 +271,11 @@ want(const struct key *k, char *buf, size_t n)
 		return "a map of model names to { input: N, output: N }";
 	case K_TOOLS:
 		return "a list of tools: Read Grep Glob LS Write Edit WebFetch "
-		    "WebSearch Fetch Bash Terminal Bash(CMD:*)";
+		    "WebSearch Fetch Bash Terminal Bash(CMD:*) UnixSocket";
 	case K_LAYERS:
 		return "all or a list of layers: rlimit nnp landlock "
-		    "landlock-net netns seccomp userdrop privtmp env";
+		    "landlock-net netns seccomp seccomp-net seccomp-unix "
+		    "userdrop privtmp env";
 	case K_USER:
 		return "a user name or a numeric uid";
 	case K_ENVS:
@@ -556,6 +562,13 @@ set(struct ld *l, const struct key *k, const struct fm_node *nd)
 		    strcmp(nd->s, "false") == 0))
 			*(int *)f = nd->s[0] == 't';
 		return ok ? 0 : must(l, k, nd);
+	case K_CREATE:
+		if ((ok = strcmp(nd->s, "false") == 0 ||
+		    strcmp(nd->s, "true") == 0 ||
+		    strcmp(nd->s, "trusted") == 0))
+			*(int *)f = nd->s[0] == 'f' ? 0 : nd->s[1] == 'r' &&
+			    nd->s[2] == 'u' && nd->s[3] == 'e' ? 1 : 2;
+		return ok ? 0 : must(l, k, nd);
 	case K_MODE:
 		if ((ok = strcmp(nd->s, "handoff") == 0 ||
 		    strcmp(nd->s, "inline") == 0))
@@ -797,6 +810,7 @@ cfg_defaults(struct cfg *c)
 	c->limits.time_s = 300;
 	c->limits.tool_timeout_s = 30;
 	c->limits.output_cap = 32u << 10;
+	c->limits.workspace = 64u << 20;
 	c->limits.context_window = 128000;
 	c->limits.compact_after = 40;
 	c->limits.connect_s = 10;
@@ -894,6 +908,64 @@ load_file(struct ld *l, const char *path)
 	return l->agents_line != 0 ? load_agents(l) : 0;
 }
 
+/* A path made real where it exists (symlinks, ".."), in l->tmp. */
+static const char *
+real(struct ld *l, const char *p)
+{
+	char buf[PATH_MAX];
+
+	return p != NULL && realpath(p, buf) != NULL ?
+	    arena_strdup(&l->tmp, buf) : p;
+}
+
+/* Is p the folder dir or below it? */
+static int
+beneath(const char *p, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	return p != NULL && strncmp(p, dir, n) == 0 && (p[n] == '\0' ||
+	    p[n] == '/' || (n == 1 && dir[0] == '/'));
+}
+
+/* The model writes the workspace: it may not hold what steers skillbox
+ * (the next run would read what the model wrote), nor lie in a folder
+ * of skills or commands. */
+static int
+check_workspace(struct ld *l)
+{
+	const struct cfg *c = l->c;
+	const char *ws = real(l, c->workspace), *p[5 + CFG_MAX_DIRS];
+	const char *name[5 + CFG_MAX_DIRS];
+	unsigned n = 0, i, skills;
+
+	if (ws == NULL)
+		return 0;
+	name[n] = "commands_dir", p[n++] = real(l, c->commands_dir);
+	skills = n;
+	for (i = 0; i < c->nskills; i++)
+		name[n] = "a skills folder", p[n++] = real(l, c->skills[i]);
+	name[n] = "the configuration file", p[n++] = real(l, l->file);
+	name[n] = "state_dir", p[n++] = real(l, c->state_dir);
+	name[n] = "ca_file", p[n++] = real(l, c->ca_file);
+	name[n] = "agents_file", p[n++] = real(l, c->agents_file);
+	for (i = 0; i < n; i++) {
+		if (p[i] == NULL)
+			continue;
+		if (beneath(p[i], ws) || (i < skills + c->nskills &&
+		    beneath(ws, p[i])))
+			break;
+	}
+	if (i == n)
+		return 0;
+	l->file = cfg_source(c, "workspace");
+	return bad(l, -E_INVAL, 0, "workspace %s %s %s (%s): the model "
+	    "writes the workspace; give it a folder of its own", c->workspace,
+	    beneath(p[i], ws) ? "holds" : "is inside", name[i], p[i]);
+}
+
 /* see cfg.h */
 int
 cfg_load(struct cfg *c, struct arena *a, const char *path, char *err,
@@ -915,6 +987,8 @@ cfg_load(struct cfg *c, struct arena *a, const char *path, char *err,
 	if (file != NULL && (e = load_file(&l, file)) != 0)
 		goto out;
 	if ((e = env_overrides(&l)) != 0 || (e = env_defaults(&l)) != 0)
+		goto out;
+	if ((e = check_workspace(&l)) != 0)
 		goto out;
 	if (strcmp(c->provider, "offline") != 0 && c->model == NULL) {
 		if (l.provider_line == 0)

@@ -41,6 +41,8 @@
  *	                              # 0: no limit
  *	  tool_timeout: 30            # seconds
  *	  output_cap: 32k             # bytes of tool output kept
+ *	  workspace: 64M              # bytes the workspace may grow by in
+ *	                              # one turn (then the turn stops)
  *	  context_window: 128000      # tokens; compaction near it
  *	  compact_after: 40           # items before compaction
  *	  connect_timeout: 10         # seconds
@@ -53,13 +55,22 @@
  *	  allow: [Read, Bash, ...]    # the most a skill may get (narrows);
  *	                              # Read Grep Glob LS Write Edit WebFetch
  *	                              # WebSearch Fetch Bash Terminal Bash(x:*)
+ *	                              # UnixSocket
  *	  deny: [WebFetch, ...]       # never (deny wins)
  *	  require: [landlock, seccomp, ...]   # fail closed without; rlimit
  *	                              # nnp landlock landlock-net netns seccomp
- *	                              # userdrop privtmp env, or all
- *	  user: nobody                # drop to this user (or uid) when root
+ *	                              # seccomp-net seccomp-unix userdrop
+ *	                              # privtmp env, or all
+ *	  user: nobody                # when root, scripts run as this user
+ *	                              # (or uid) [65534]; root: as root
  *	  secrets: [VAR, ...]         # env passed to scripts
- *	create_skill: false           # allow the create_skill tool
+ *	create_skill: false           # the create_skill tool: true (new
+ *	                              # skills wait for `skills enable`) or
+ *	                              # trusted (on at once)
+ *
+ * The workspace may not hold the configuration, the state folder, the
+ * CA file, a skills folder or the commands folder, nor lie inside a
+ * skills or commands folder: the model writes there.
  *
  * The environment wins over the file: $SKILLBOX_PROVIDER, $SKILLBOX_MODEL
  * and $SKILLBOX_BASE_URL (checked as the keys are), and a model named in
@@ -109,6 +120,7 @@ struct cfg {
 		unsigned long	tokens, context_window;
 		double		budget;
 		size_t		output_cap;
+		size_t		workspace;
 		unsigned	connect_s, first_byte_s, idle_s, retries;
 	}		 limits;
 	struct cfg_price prices[CFG_MAX_PRICES];
@@ -124,7 +136,7 @@ struct cfg {
 		const char	*secrets[CFG_MAX_LIST];
 		unsigned	 nsecrets;
 	}		 sandbox;
-	int		 create_skill;
+	int		 create_skill;	/* 0 false, 1 true, 2 trusted */
 	const char	*src[CFG_MAX_KEYS];	/* see cfg_source */
 };
 

@@ -4,8 +4,10 @@
  * Runs SCRIPT, a path inside the skill's folder, confined by the skill's
  * allowed-tools: the input JSON on its stdin and in $SKILL_INPUT, its
  * stdout on stdout and its stderr on stderr, each capped (head and tail
- * kept). For debugging skills and for cron. A script without execute
- * permission runs through its #! line, else /bin/sh. Put `--` before
+ * kept). For debugging skills and for cron. The script runs in the
+ * workspace; $SKILL_ROOT is its (read-only) skill folder. A script
+ * without execute permission runs through its #! line; one without #!
+ * by its extension (.py python3, .js node), else /bin/sh. Put `--` before
  * script arguments that start with '-'.
  *
  * --input JSON      the input (default: stdin unless it is a terminal;
@@ -22,7 +24,8 @@
  * --require LAYER   refuse to run unless LAYER is in force (repeatable or
  *                   comma-separated; see `skillbox sandbox check`)
  * --user UID[:GID]  started as root: the user to run as (default
- *                   65534:65534; 0 keeps root)
+ *                   65534:65534; 0 runs the script as root, said in
+ *                   its confinement as AS-ROOT)
  * -e NAME           pass the environment variable NAME (a secret)
  * --json            print the result and the audit record as JSON
  * --stats           a last line on stderr: status, time, confinement (also
@@ -93,6 +96,7 @@ parse_user(struct sbx_policy *p, const char *s)
 		return -1;
 	p->uid = (uid_t)u;
 	p->gid = (gid_t)g;
+	p->as_root = u == 0;
 	return 0;
 }
 
@@ -216,50 +220,6 @@ read_input(struct opts *o, const char **in, size_t *n)
 		return cmd_usage("exec", "the input is not JSON (%s)",
 		    err_str(e));
 	return 0;
-}
-
-/* argv for the script: itself when executable, else its #! interpreter
- * (with at most one argument, as the kernel does), else /bin/sh. */
-static const char **
-script_argv(const char *path, char **args, int nargs)
-{
-	const char **av;
-	struct stat sb;
-	char line[256], *s, *e;
-	ssize_t k;
-	int fd, n = 0, i;
-
-	if ((av = arena_alloc(&app.perm, ((size_t)nargs + 4) *
-	    sizeof(*av))) == NULL)
-		return NULL;
-	if (stat(path, &sb) == 0 && !(sb.st_mode & 0111)) {
-		av[n++] = "/bin/sh";
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
-			k = read(fd, line, sizeof(line) - 1);
-			close(fd);
-			line[k > 0 ? k : 0] = '\0';
-			if (k > 2 && line[0] == '#' && line[1] == '!') {
-				line[strcspn(line, "\r\n")] = '\0';
-				s = line + 2 + strspn(line + 2, " \t");
-				e = s + strcspn(s, " \t");
-				if (*e != '\0') {
-					*e++ = '\0';
-					e += strspn(e, " \t");
-				}
-				if (*s != '\0' && (av[0] = arena_strdup(
-				    &app.perm, s)) == NULL)
-					return NULL;
-				if (*s != '\0' && *e != '\0' && (av[n++] =
-				    arena_strdup(&app.perm, e)) == NULL)
-					return NULL;
-			}
-		}
-	}
-	av[n++] = path;
-	for (i = 0; i < nargs; i++)
-		av[n++] = args[i];
-	av[n] = NULL;
-	return av;
 }
 
 /* A fresh workspace, owned by the user the script runs as. */
@@ -411,12 +371,20 @@ cmd_exec(int argc, char **argv)
 	}
 	if (o.nonet)
 		o.p.perms &= ~(unsigned)SBX_NET;
-	if ((av = script_argv(path, argv + i + 2, argc - i - 2)) == NULL)
-		return cmd_nomem("building the command");
+	if ((e = sbx_script_argv(&app.perm, path, (const char *const *)argv +
+	    i + 2, (unsigned)(argc - i - 2), &av, &miss)) != 0) {
+		if (e == -E_NOMEM)
+			return cmd_nomem("building the command");
+		log_err("exec: %s %s: %s%s", sk->name, argv[i + 1], e ==
+		    -E_NOENT ? "needs an interpreter that is not installed: " :
+		    "cannot read it", e == -E_NOENT ? miss : "");
+		return e == -E_NOENT ? 127 : 126;
+	}
 	if (o.workspace != NULL)
 		o.p.workspace = o.workspace;
 	else if ((o.p.workspace = ws = make_workspace(&o.p)) == NULL)
 		return EXIT_REFUSED;
+	o.p.cwd = o.p.workspace;
 	e = sbx_run(&app.perm, &o.p, av, in, inlen, &r);
 	if (e == -E_NOMEM) {
 		rc = cmd_nomem("running the script");

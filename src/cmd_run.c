@@ -31,16 +31,20 @@
 #include "log.h"
 #include "str.h"
 
-/* A string field of an event, in `a`, or "". */
+/* A string field of an event, in `a`, or "". It is shown to a person:
+ * controls are neutralised when a terminal is at either end. */
 static const char *
 field(struct arena *a, const char *js, size_t n, const char *key)
 {
 	struct json_doc d;
+	size_t len;
 	char *s;
 
 	if (json_parse(a, js, n, 1u << 16, &d) != 0 ||
-	    json_str(&d, a, json_get(&d, 0, key), &s, NULL) != 0)
+	    json_str(&d, a, json_get(&d, 0, key), &s, &len) != 0)
 		return "";
+	if (isatty(1) || isatty(2))
+		str_ctl_clean(s, len);
 	return s;
 }
 
@@ -154,6 +158,7 @@ void
 cmd_agent_answer(struct cmd_printer *p, enum agent_status st,
     const char *final)
 {
+	char *s;
 
 	if (p->json || final == NULL)
 		return;
@@ -162,6 +167,11 @@ cmd_agent_answer(struct cmd_printer *p, enum agent_status st,
 			putchar('\n');
 		p->open = 0;
 		return;
+	}
+	if ((isatty(1) || isatty(2)) && (s = arena_strdup(&app.perm,
+	    final)) != NULL) {
+		str_ctl_clean(s, strlen(s));
+		final = s;
 	}
 	if (st == AG_OK || st == AG_EXIT) {
 		fputs(final, stdout);

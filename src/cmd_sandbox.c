@@ -4,7 +4,10 @@
  *
  * check     each layer as active or unavailable, with the reason, and the
  *           Landlock ABI. Layers: rlimit nnp landlock landlock-net netns
- *           seccomp seccomp-net userdrop privtmp env.
+ *           seccomp seccomp-net seccomp-unix userdrop privtmp env. Then
+ *           the user scripts run as, from the configuration (-c): as root
+ *           65534 unless sandbox.user names another; ROOT when it says
+ *           root.
  * bench     the median time of N (default 1000) runs of /bin/true, plain
  *           fork/exec against sandboxed with every layer and with each
  *           layer off, as a Markdown table (tools/bench/sandbox.sh).
@@ -21,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cfg.h"
 #include "cmd.h"
 #include "json.h"
 #include "log.h"
@@ -31,8 +35,32 @@
 static const unsigned order[SBX_NLAYERS] = {
 	SBX_L_ENV, SBX_L_RLIMIT, SBX_L_USERDROP, SBX_L_PRIVTMP, SBX_L_NNP,
 	SBX_L_LANDLOCK, SBX_L_LANDLOCK_NET, SBX_L_NETNS, SBX_L_SECCOMP,
-	SBX_L_SECCOMP_NET,
+	SBX_L_SECCOMP_NET, SBX_L_SECCOMP_UNIX,
 };
+
+/* Who scripts run as under the configuration, in words ("uid 65534 ...",
+ * or "ROOT ..."); *root is set when that is uid 0. */
+static const char *
+script_user(int *root)
+{
+	struct cfg c;
+	char why[256];
+	const char *u;
+
+	*root = 0;
+	if (geteuid() != 0)
+		return "this user (skillbox is not running as root)";
+	if (cfg_load(&c, &app.perm, app.config, why, sizeof(why)) != 0)
+		return arena_printf(&app.perm, "unknown: %s", why);
+	if ((u = c.sandbox.user) == NULL)
+		return "uid 65534 (nobody: no sandbox.user is set)";
+	if (strcmp(u, "root") == 0 || strcmp(u, "0") == 0) {
+		*root = 1;
+		return "ROOT: sandbox.user is root, so scripts and model-written "
+		    "command lines run with every capability";
+	}
+	return arena_printf(&app.perm, "%s (sandbox.user)", u);
+}
 
 static int
 do_check(int json, unsigned require)
@@ -40,10 +68,12 @@ do_check(int json, unsigned require)
 	struct sbx_probe pr;
 	struct json_writer w;
 	struct sbuf sb;
-	const char *name;
+	const char *name, *user;
 	unsigned i, b;
+	int root;
 
 	sbx_probe(&pr);
+	user = script_user(&root);
 	if (json) {
 		sbuf_init(&sb, &app.perm, 0);
 		json_writer_init(&w, &sb);
@@ -68,6 +98,10 @@ do_check(int json, unsigned require)
 		json_end_obj(&w);
 		json_key(&w, "rlimit_as_by_shell");
 		json_put_bool(&w, pr.as_ignored);
+		json_key(&w, "scripts_run_as");
+		json_put_str(&w, user != NULL ? user : "?");
+		json_key(&w, "as_root");
+		json_put_bool(&w, root);
 		json_end_obj(&w);
 		sbuf_addc(&sb, '\n');
 		if (sb.err)
@@ -90,6 +124,8 @@ do_check(int json, unsigned require)
 				    "setrlimit ignores it here)");
 			putchar('\n');
 		}
+		printf("%s%s\n", root ? "WARNING: scripts run as " :
+		    "scripts run as: ", user != NULL ? user : "?");
 	}
 	for (i = 0; i < SBX_NLAYERS; i++)
 		if (require & ~pr.available & 1u << i)

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "str.h"
+
 static enum log_level level = LOG_WARN;
 static const char *prog = "skillbox";
 
@@ -37,6 +39,10 @@ log_msg(enum log_level l, const char *fmt, ...)
 		n = sizeof(buf) - 2;
 		memcpy(buf + n - 3, "...", 3);
 	}
+	/* Messages carry text from servers and models: on a terminal it
+	 * must not drive it. */
+	if (isatty(2))
+		str_ctl_clean(buf, (size_t)n);
 	buf[n++] = '\n';
 	(void)!write(2, buf, (size_t)n);
 }

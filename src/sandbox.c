@@ -69,11 +69,11 @@
 
 static const char *const layer_names[SBX_NLAYERS] = {
 	"rlimit", "nnp", "landlock", "landlock-net", "netns", "seccomp",
-	"userdrop", "privtmp", "env", "seccomp-net",
+	"userdrop", "privtmp", "env", "seccomp-net", "seccomp-unix",
 };
 
 enum step { ST_NONE = -1, ST_OK, ST_SETUP, ST_CHDIR, ST_USER, ST_REQUIRE,
-	ST_EXEC };
+	ST_LAYER, ST_EXEC };
 
 /* The child's report. EOF after ST_OK: execve worked. */
 struct report {
@@ -86,10 +86,12 @@ struct report {
 struct child {
 	const struct sbx_policy	*p;
 	char *const		*argv, *const *envp;
-	const char		*root, *tmp;
+	const char		*root, *ws, *cwd, *tmp;	/* absolute */
 	int			 fd[4];	/* stdin, stdout, stderr, report */
 	unsigned		 want, require;
 	int			 abi;
+	uid_t			 uid;	/* the user to drop to */
+	gid_t			 gid;
 	pid_t			 parent;
 };
 
@@ -130,7 +132,7 @@ probe_child(int fd)
 	res[0] = unshare(geteuid() == 0 ? CLONE_NEWNET :
 	    CLONE_NEWUSER | CLONE_NEWNET) != 0 ? errno : 0;
 	res[1] = prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ? errno :
-	    -sbx_seccomp_apply(1);
+	    -sbx_seccomp_apply(1, 0);
 	res[2] = sbx_rlimit_as_works();
 	(void)!write(fd, res, sizeof(res));
 	_exit(0);
@@ -186,11 +188,14 @@ do_probe(void)
 		    EINVAL ? "no user or network namespaces (EINVAL)" :
 		    strerror(res[0]));
 	if (res[1] == 0)
-		pr->available |= SBX_L_SECCOMP | SBX_L_SECCOMP_NET;
+		pr->available |= SBX_L_SECCOMP | SBX_L_SECCOMP_NET |
+		    SBX_L_SECCOMP_UNIX;
 	else {
 		set_why(SBX_L_SECCOMP, "%s", res[1] == EINVAL ?
 		    "no seccomp filters here (EINVAL)" : strerror(res[1]));
 		set_why(SBX_L_SECCOMP_NET, "%s", "no seccomp");
+		set_why(SBX_L_SECCOMP_UNIX, "%s", "no seccomp: unix sockets "
+		    "reach local daemons");
 	}
 	pr->as_ignored = !res[2];
 }
@@ -297,6 +302,7 @@ sbx_from_allowed_tools(struct sbx_policy *p, struct arena *a,
 	static const char *const net[] = { "WebFetch", "WebSearch", "Fetch",
 	    NULL };
 	static const char *const sh[] = { "Bash", "Terminal", NULL };
+	static const char *const ux[] = { "UnixSocket", NULL };
 	const char *w, *paren;
 	struct str rule;
 	size_t n;
@@ -317,6 +323,8 @@ sbx_from_allowed_tools(struct sbx_policy *p, struct arena *a,
 			p->perms |= SBX_WRITE | SBX_READ;
 		else if (name_in(w, n, net))
 			p->perms |= SBX_NET;
+		else if (name_in(w, n, ux))
+			p->perms |= SBX_UNIX;
 		else if (name_in(w, n, sh)) {
 			p->perms |= SBX_SHELL;
 			rule.p = paren != NULL ? paren + 1 : s;
@@ -675,7 +683,7 @@ run_child(const struct child *c)
 	if (fcntl(rfd, F_SETFD, FD_CLOEXEC) != 0)
 		child_fail(rfd, &rep, ST_SETUP);
 	close_from(4);
-	if (chdir(c->root) != 0)
+	if (chdir(c->cwd) != 0)
 		child_fail(rfd, &rep, ST_CHDIR);
 	if (c->want & SBX_L_RLIMIT)
 		layer(&rep, SBX_L_RLIMIT, -sbx_rlimit_apply(p));
@@ -684,10 +692,10 @@ run_child(const struct child *c)
 	if (c->want & SBX_L_USERDROP) {
 		/* Our pipes, so that /dev/stdout can be opened again. */
 		for (i = 0; i < 3; i++)
-			(void)!fchown(i, p->uid, p->gid);
+			(void)!fchown(i, c->uid, c->gid);
 		if (syscall(SYS_SETGROUPS, 0, NULL) != 0 ||
-		    syscall(SYS_SETGID, p->gid) != 0 ||
-		    syscall(SYS_SETUID, p->uid) != 0)
+		    syscall(SYS_SETGID, c->gid) != 0 ||
+		    syscall(SYS_SETUID, c->uid) != 0)
 			child_fail(rfd, &rep, ST_USER);
 		if (syscall(SYS_SETUID, 0) == 0) {
 			errno = EPERM;
@@ -703,21 +711,28 @@ run_child(const struct child *c)
 		layer(&rep, SBX_L_NNP, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ?
 		    errno : 0);
 	if (c->want & SBX_L_LANDLOCK) {
-		layer(&rep, SBX_L_LANDLOCK, -sbx_landlock_apply(p, c->tmp,
-		    c->abi, !!(c->want & SBX_L_LANDLOCK_NET)));
+		layer(&rep, SBX_L_LANDLOCK, -sbx_landlock_apply(c->root,
+		    c->ws, c->tmp, c->abi, !!(c->want & SBX_L_LANDLOCK_NET)));
 		if (rep.layers & SBX_L_LANDLOCK)
 			rep.layers |= c->want & SBX_L_LANDLOCK_NET;
 	}
 	if (c->want & SBX_L_SECCOMP) {
 		layer(&rep, SBX_L_SECCOMP, -sbx_seccomp_apply(!!(c->want &
-		    SBX_L_SECCOMP_NET)));
+		    SBX_L_SECCOMP_NET), !!(c->want & SBX_L_SECCOMP_UNIX)));
 		if (rep.layers & SBX_L_SECCOMP)
-			rep.layers |= c->want & SBX_L_SECCOMP_NET;
+			rep.layers |= c->want & (SBX_L_SECCOMP_NET |
+			    SBX_L_SECCOMP_UNIX);
 	}
 	rep.layers |= c->want & (SBX_L_ENV | SBX_L_PRIVTMP);
+	/* A layer this kernel offers that did not apply is a refusal, never
+	 * a quiet downgrade. */
 	if (c->require & ~rep.layers) {
 		errno = 0;
 		child_fail(rfd, &rep, ST_REQUIRE);
+	}
+	if (c->want & ~rep.layers) {
+		errno = 0;
+		child_fail(rfd, &rep, ST_LAYER);
 	}
 	if (write(rfd, &rep, sizeof(rep)) != sizeof(rep))
 		_exit(127);
@@ -819,13 +834,26 @@ plan(const struct sbx_policy *p, unsigned *expect)
 	    SBX_L_ENV | SBX_L_PRIVTMP;
 	if (getuid() == 0 || (p->uid != 0 && p->uid != getuid()))
 		*expect |= SBX_L_USERDROP;
-	if (getuid() == 0 && p->uid != 0)
+	if (getuid() == 0 && !p->as_root)
 		want |= avail & SBX_L_USERDROP;
+	if (!(p->perms & SBX_UNIX)) {
+		*expect |= SBX_L_SECCOMP_UNIX;
+		if (want & SBX_L_SECCOMP)
+			want |= avail & SBX_L_SECCOMP_UNIX;
+	}
+	/* Without no_new_privs an unprivileged process can apply neither
+	 * Landlock nor seccomp: they are missing, not failed. */
+	if (!(want & SBX_L_NNP) && (getuid() != 0 || (want & SBX_L_USERDROP)))
+		want &= ~(SBX_L_LANDLOCK | SBX_L_SECCOMP | SBX_L_SECCOMP_UNIX);
 	if (cut) {
 		*expect |= SBX_L_LANDLOCK_NET | SBX_L_SECCOMP_NET;
 		if (want & SBX_L_LANDLOCK)
 			want |= avail & SBX_L_LANDLOCK_NET;
-		if (!(want & SBX_L_LANDLOCK_NET) || (p->require & SBX_L_NETNS))
+		/* Root keeps the namespace even under Landlock's network
+		 * rules: it takes CAP_NET_ADMIN over the host's interfaces
+		 * away. */
+		if (!(want & SBX_L_LANDLOCK_NET) || (p->require & SBX_L_NETNS) ||
+		    (getuid() == 0 && !(want & SBX_L_USERDROP)))
 			want |= avail & SBX_L_NETNS;
 		if (!(want & SBX_L_LANDLOCK_NET))
 			*expect |= SBX_L_NETNS;
@@ -843,18 +871,19 @@ reason(const struct sbx_policy *p, unsigned l, const int *lerr,
 	int e = lerr != NULL ? lerr[BIT(l)] : 0;
 
 	if (p->disable & l || (l == SBX_L_LANDLOCK_NET && p->disable &
-	    SBX_L_LANDLOCK) || (l == SBX_L_SECCOMP_NET && p->disable &
-	    SBX_L_SECCOMP))
+	    SBX_L_LANDLOCK) || ((l & (SBX_L_SECCOMP_NET |
+	    SBX_L_SECCOMP_UNIX)) && p->disable & SBX_L_SECCOMP))
 		return "switched off";
-	if (l == SBX_L_USERDROP && getuid() == 0)
-		return "no user configured to drop to";
-	if ((l == SBX_L_LANDLOCK_NET || l == SBX_L_SECCOMP_NET) &&
-	    st.pr.available & l)
-		e = lerr != NULL ? lerr[BIT(l) == BIT(SBX_L_LANDLOCK_NET) ?
+	if (l == SBX_L_USERDROP && getuid() == 0 && p->as_root)
+		return "scripts run as root: the configuration asks for it "
+		    "(sandbox.user: root)";
+	if ((l & (SBX_L_LANDLOCK_NET | SBX_L_SECCOMP_NET |
+	    SBX_L_SECCOMP_UNIX)) && st.pr.available & l)
+		e = lerr != NULL ? lerr[l == SBX_L_LANDLOCK_NET ?
 		    BIT(SBX_L_LANDLOCK) : BIT(SBX_L_SECCOMP)] : 0;
-	if (e == EPERM && !(layers & SBX_L_NNP) &&
-	    (l & (SBX_L_LANDLOCK | SBX_L_SECCOMP | SBX_L_LANDLOCK_NET |
-	    SBX_L_SECCOMP_NET)))
+	if ((e == EPERM || (e == 0 && st.pr.available & l)) &&
+	    !(layers & SBX_L_NNP) && (l & (SBX_L_LANDLOCK | SBX_L_SECCOMP |
+	    SBX_L_LANDLOCK_NET | SBX_L_SECCOMP_NET | SBX_L_SECCOMP_UNIX)))
 		return "needs no_new_privs";
 	if (e != 0)
 		return strerror(e);
@@ -1046,18 +1075,21 @@ read_report(int fd, struct report *rep)
 
 /* Refusals and failures of the child before execve into r->why. */
 static int
-child_failed(const struct sbx_policy *p, unsigned req,
+child_failed(const struct sbx_policy *p, unsigned req, unsigned want,
     const struct report *rep, struct sbx_result *r)
 {
-	const char *what[] = { "setting up the child", "the skill folder",
-	    "dropping to the configured user" };
+	const char *what[] = { "setting up the child", "the working folder",
+	    "dropping to an unprivileged user" };
 	unsigned i;
 
-	if (rep->step == ST_REQUIRE) {
-		i = BIT((req & ~rep->layers) | 1u << (SBX_NLAYERS - 1));
-		snprintf(r->why, sizeof(r->why), "required layer %s not in "
-		    "force: %s", layer_names[i], reason(p, 1u << i, rep->lerr,
-		    rep->layers));
+	if (rep->step == ST_REQUIRE || rep->step == ST_LAYER) {
+		i = BIT(((rep->step == ST_REQUIRE ? req : want) &
+		    ~rep->layers) | 1u << (SBX_NLAYERS - 1));
+		snprintf(r->why, sizeof(r->why), "%s layer %s not in force: "
+		    "%s%s", rep->step == ST_REQUIRE ? "required" : "sandbox",
+		    layer_names[i], reason(p, 1u << i, rep->lerr, rep->layers),
+		    rep->step == ST_LAYER ? " (this kernel offers it and it "
+		    "failed to apply: refusing to run without it)" : "");
 		r->denied = 1;
 		return -E_DENIED;
 	}
@@ -1121,18 +1153,27 @@ sbx_run(struct arena *a, const struct sbx_policy *p,
 		r->denied = 1;
 		return -E_DENIED;
 	}
+	/* Absolute before the child changes folder: a relative path
+	 * would name something else there (and Landlock would lose it). */
 	if ((c.root = abspath(a, p->skill_root)) == NULL ||
 	    (p->workspace != NULL && (ws = abspath(a, p->workspace)) ==
+	    NULL) || (p->cwd != NULL && (c.cwd = abspath(a, p->cwd)) ==
 	    NULL)) {
 		snprintf(r->why, sizeof(r->why), "%s: %s", c.root == NULL ?
-		    p->skill_root : p->workspace, strerror(errno));
+		    p->skill_root : ws == NULL && p->workspace != NULL ?
+		    p->workspace : p->cwd, strerror(errno));
 		return errno == ENOMEM ? -E_NOMEM : -E_IO;
 	}
+	c.ws = ws;
+	if (c.cwd == NULL)
+		c.cwd = c.root;
+	c.uid = p->uid != 0 ? p->uid : SBX_NOBODY;
+	c.gid = p->uid != 0 ? p->gid : SBX_NOBODY;
 	if (c.want & SBX_L_PRIVTMP) {
 		snprintf(tmpl, sizeof(tmpl), "%s/skillbox-tmp.XXXXXX",
 		    p->tmp_parent != NULL ? p->tmp_parent : "/tmp");
 		if (mkdtemp(tmpl) == NULL || ((c.want & SBX_L_USERDROP) &&
-		    chown(tmpl, p->uid, p->gid) != 0)) {
+		    chown(tmpl, c.uid, c.gid) != 0)) {
 			snprintf(r->why, sizeof(r->why), "private tmp in %s: "
 			    "%s", p->tmp_parent, strerror(errno));
 			rmdir(tmpl);
@@ -1230,7 +1271,7 @@ sbx_run(struct arena *a, const struct sbx_policy *p,
 		snprintf(r->why, sizeof(r->why), "%s: %s", argv[0],
 		    strerror(rep.err));
 	} else if (rep.step != ST_OK)
-		e = child_failed(p, req, &rep, r);
+		e = child_failed(p, req, c.want, &rep, r);
 	if (rep.step != ST_NONE) {
 		r->layers = rep.layers;
 		r->missing = expect & ~rep.layers;
@@ -1238,7 +1279,11 @@ sbx_run(struct arena *a, const struct sbx_policy *p,
 			r->missing &= ~SBX_L_NETNS;
 		warn_missing(p, r->missing, rep.lerr, rep.layers);
 	}
-	if ((r->confinement = (char *)sbx_layers_str(a, r->layers)) == NULL)
+	r->as_root = getuid() == 0 && rep.step != ST_NONE &&
+	    !(r->layers & SBX_L_USERDROP);
+	if ((r->confinement = (char *)sbx_layers_str(a, r->layers)) == NULL ||
+	    (r->as_root && (r->confinement = arena_printf(a, "%s AS-ROOT",
+	    r->confinement)) == NULL))
 		e = -E_NOMEM;
 restore:
 	for (i = 0; i < ARRAY_LEN(sigs); i++)
@@ -1262,6 +1307,86 @@ out:
 nomem:
 	e = -E_NOMEM;
 	goto out;
+}
+
+/* An interpreter by name from the sandbox's PATH, or NULL. */
+static const char *
+find_prog(struct arena *a, const char *name)
+{
+	const char *d = SAFE_PATH, *e;
+	char *path;
+
+	for (; *d != '\0'; d = *e != '\0' ? e + 1 : e) {
+		e = d + strcspn(d, ":");
+		if ((path = arena_printf(a, "%.*s/%s", (int)(e - d), d,
+		    name)) != NULL && access(path, X_OK) == 0)
+			return path;
+	}
+	return NULL;
+}
+
+/* see sandbox.h */
+int
+sbx_script_argv(struct arena *a, const char *path, const char *const *args,
+    unsigned nargs, const char ***out, const char **missing)
+{
+	static const struct {
+		const char	*ext, *prog;
+	} by_ext[] = {
+		{ ".py", "python3" }, { ".js", "node" }, { ".mjs", "node" },
+		{ ".cjs", "node" },
+	};
+	const char *base = strrchr(path, '/'), *dot, *prog = NULL, **av;
+	char head[256], *s, *e;
+	ssize_t k;
+	unsigned n = 0, i;
+	int fd;
+
+	*missing = NULL;
+	if ((av = arena_alloc(a, (nargs + 4) * sizeof(*av))) == NULL)
+		return -E_NOMEM;
+	*out = av;
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
+		return -E_IO;
+	k = read(fd, head, sizeof(head) - 1);
+	close(fd);
+	head[k > 0 ? k : 0] = '\0';
+	if (k >= 2 && head[0] == '#' && head[1] == '!') {
+		/* Without the execute bit (zip archives lose it) the "#!"
+		 * line is followed by hand: interpreter and one argument. */
+		if (access(path, X_OK) != 0) {
+			head[strcspn(head, "\r\n")] = '\0';
+			s = head + 2 + strspn(head + 2, " \t");
+			e = s + strcspn(s, " \t");
+			if (*e != '\0')
+				*e++ = '\0';
+			e += strspn(e, " \t");
+			if (*s == '\0' || (av[n++] = arena_strdup(a, s)) ==
+			    NULL || (*e != '\0' && (av[n++] = arena_strdup(a,
+			    e)) == NULL))
+				return *s == '\0' ? -E_IO : -E_NOMEM;
+		}
+	} else if (k < 4 || memcmp(head, "\177ELF", 4) != 0) {
+		/* Scripts in the wild often lack "#!" (python above all):
+		 * the interpreter comes from the extension, as the clients
+		 * of the Agent Skills format do, else sh, as shells do. */
+		base = base != NULL ? base + 1 : path;
+		if ((dot = strrchr(base, '.')) != NULL)
+			for (i = 0; i < ARRAY_LEN(by_ext); i++)
+				if (strcmp(dot, by_ext[i].ext) == 0)
+					prog = by_ext[i].prog;
+		if (prog == NULL)
+			av[n++] = "/bin/sh";
+		else if ((av[n++] = find_prog(a, prog)) == NULL) {
+			*missing = prog;
+			return -E_NOENT;
+		}
+	}
+	av[n++] = path;
+	for (i = 0; i < nargs; i++)
+		av[n++] = args[i];
+	av[n] = NULL;
+	return 0;
 }
 
 /* see sandbox.h */
@@ -1393,4 +1518,45 @@ int
 sbx_rmtree(const char *dir)
 {
 	return rm_at(AT_FDCWD, dir, 0);
+}
+
+static int
+du_at(int dfd, const char *name, int depth, unsigned long long *bytes,
+    unsigned *left)
+{
+	struct dirent *de;
+	struct stat sb;
+	DIR *d;
+	int fd, e = 0;
+
+	if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
+		return errno == ENOENT ? 0 : -E_IO;
+	*bytes += (unsigned long long)sb.st_blocks * 512;
+	if (!S_ISDIR(sb.st_mode))
+		return 0;
+	if (depth > 64 || *left == 0)
+		return -E_LIMIT;
+	if ((fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) < 0)
+		return -E_IO;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return -E_IO;
+	}
+	while (e == 0 && (de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 &&
+		    strcmp(de->d_name, "..") != 0 && (*left)-- > 0)
+			e = du_at(fd, de->d_name, depth + 1, bytes, left);
+	closedir(d);
+	return e;
+}
+
+/* see sandbox.h */
+int
+sbx_disk_usage(const char *dir, unsigned long long *bytes)
+{
+	unsigned left = 100000;
+
+	*bytes = 0;
+	return du_at(AT_FDCWD, dir, 0, bytes, &left);
 }

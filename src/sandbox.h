@@ -21,14 +21,17 @@
 #include "base.h"
 
 /* Permissions, from a skill's allowed-tools narrowed by the host policy.
- * A script always reads its skill folder and writes its workspace and
- * private tmp; SBX_WRITE also makes the skill folder writable, SBX_NET
- * lifts the network cut, SBX_SHELL allows command lines (sbx_run_shell). */
+ * A script always reads its skill folder (never writes it: a skill cannot
+ * rewrite its own SKILL.md or scripts) and writes its workspace and
+ * private tmp. SBX_NET lifts the network cut, SBX_SHELL allows command
+ * lines (sbx_run_shell), SBX_UNIX allows socket(AF_UNIX) (talking to
+ * local daemons: ubus, D-Bus, systemd; refused by seccomp otherwise). */
 enum sbx_perm {
 	SBX_READ	= 1 << 0,	/* Read Grep Glob LS */
 	SBX_WRITE	= 1 << 1,	/* Write Edit */
 	SBX_NET		= 1 << 2,	/* WebFetch WebSearch Fetch */
 	SBX_SHELL	= 1 << 3,	/* Bash Terminal */
+	SBX_UNIX	= 1 << 4,	/* UnixSocket (a skillbox extension) */
 };
 
 /* Confinement layers. */
@@ -43,8 +46,13 @@ enum sbx_layer {
 	SBX_L_PRIVTMP	= 1 << 7,
 	SBX_L_ENV	= 1 << 8,	/* environment scrubbed */
 	SBX_L_SECCOMP_NET = 1 << 9,	/* seccomp filter on socket families */
+	SBX_L_SECCOMP_UNIX = 1 << 10,	/* seccomp refuses AF_UNIX sockets */
 };
-#define SBX_NLAYERS	10
+#define SBX_NLAYERS	11
+
+/* The user scripts run as when skillbox runs as root and nobody is
+ * configured: nobody/nogroup on Debian and OpenWrt. */
+#define SBX_NOBODY	65534
 
 #define SBX_MAX_SECRETS	16
 #define SBX_MAX_RULES	16
@@ -54,8 +62,9 @@ struct sbx_policy {
 	unsigned	 require;	/* enum sbx_layer: fail closed without */
 	unsigned	 disable;	/* enum sbx_layer: switched off (tests) */
 	const char	*skill_name;
-	const char	*skill_root;	/* cwd; readable */
+	const char	*skill_root;	/* readable, never writable */
 	const char	*workspace;	/* writable; NULL: none */
+	const char	*cwd;		/* NULL: the skill folder */
 	const char	*tmp_parent;	/* where the private tmp is made,
 					 * removed after the run */
 	/* Names of environment variables passed on (not PATH, HOME, TMPDIR,
@@ -67,8 +76,12 @@ struct sbx_policy {
 	 * the whole command); none = any. */
 	const char	*shell_allow[SBX_MAX_RULES];
 	unsigned	 nshell_allow;
-	uid_t		 uid;		/* 0: no drop (root only) */
+	/* Started as root, scripts run as uid/gid; uid 0 means SBX_NOBODY
+	 * unless as_root, the explicit opt-in to run them as root (then
+	 * reported as "AS-ROOT" in every confinement string). */
+	uid_t		 uid;
 	gid_t		 gid;
+	int		 as_root;
 	unsigned	 timeout_ms;	/* default 30000 */
 	unsigned	 cpu_s;		/* RLIMIT_CPU */
 	size_t		 as_bytes;	/* RLIMIT_AS */
@@ -95,21 +108,24 @@ struct sbx_result {
 	long		 ms;		/* wall time */
 	char		 why[160];	/* a refusal or failure in words */
 	unsigned	 missing;	/* layers wanted but not in force */
+	int		 as_root;	/* the script ran as uid 0 (opt-in) */
 	unsigned char	 out_sha256[32];	/* of all out_total bytes */
 };
 
 /* Run argv[0] (a path) with argv, the input on stdin and in SKILL_INPUT,
  * under p. Returns 0 when the child ran (whatever its exit status), or
- * -E_DENIED (policy refused; r->why says which rule), -E_IO, -E_NOMEM.
- * Paths in p may be relative to the current folder. SKILL_INPUT is set
- * only for inputs up to SBX_ENV_INPUT_MAX bytes without NUL; stdin always
- * carries the input. When execve fails the result is status 127 (not
- * found) or 126 (not executable) with r->why, as in shells. Started as
- * root, a policy with uid 0 runs scripts as root (warned once). The
- * process makes itself non-dumpable (prctl) so that scripts of the same
- * user cannot read its environment from /proc, and a child subreaper so
- * that everything a script leaves behind is killed and reaped before
- * sbx_run returns. */
+ * -E_DENIED (policy refused, or a layer this kernel offers failed to
+ * apply: the run fails closed; r->why says which), -E_IO, -E_NOMEM.
+ * Paths in p may be relative to the current folder: they are made
+ * absolute before the child changes folder. SKILL_INPUT is set only for
+ * inputs up to SBX_ENV_INPUT_MAX bytes without NUL; stdin always carries
+ * the input. When execve fails the result is status 127 (not found) or
+ * 126 (not executable) with r->why, as in shells. Started as root, the
+ * script runs as p->uid, or SBX_NOBODY, or as root only with p->as_root.
+ * The process makes itself non-dumpable (prctl) so that scripts of the
+ * same user cannot read its environment from /proc, and a child
+ * subreaper so that everything a script leaves behind is killed and
+ * reaped before sbx_run returns. */
 int	sbx_run(struct arena *a, const struct sbx_policy *p,
 	    const char *const *argv, const char *input, size_t input_len,
 	    struct sbx_result *r);
@@ -118,6 +134,17 @@ int	sbx_run(struct arena *a, const struct sbx_policy *p,
  * Bash(cmd:*) rules have been checked on the parsed line. */
 int	sbx_run_shell(struct arena *a, const struct sbx_policy *p,
 	    const char *cmdline, struct sbx_result *r);
+
+/* The argv that runs the script at path with args (in `a`): the file
+ * itself when it is executable and starts with "#!" (or is an ELF
+ * binary); the interpreter of its "#!" line when it is not executable;
+ * else the interpreter its extension names (.py python3, .js .mjs .cjs
+ * node, anything else /bin/sh), found in the sandbox's PATH. Returns 0,
+ * -E_NOENT when that interpreter is not installed (*missing names it),
+ * -E_IO (the file cannot be read), or -E_NOMEM. */
+int	sbx_script_argv(struct arena *a, const char *path,
+	    const char *const *args, unsigned nargs, const char ***out,
+	    const char **missing);
 
 /* What this kernel offers, layer by layer, with a reason for each that is
  * missing (for `skillbox sandbox check` and the first warning). */
@@ -172,5 +199,10 @@ int	sbx_audit_json(const struct sbx_result *r, const struct sbx_policy *p,
  * (works on fds, so a tree changed meanwhile cannot redirect it), at most
  * 64 levels deep. Returns 0, -E_IO or -E_LIMIT. */
 int	sbx_rmtree(const char *dir);
+
+/* The disk space a folder takes (allocated blocks, links not followed),
+ * at most 100,000 entries 64 levels deep. Returns 0, -E_IO or -E_LIMIT
+ * (*bytes then counts what was seen). */
+int	sbx_disk_usage(const char *dir, unsigned long long *bytes);
 
 #endif

@@ -18,17 +18,20 @@ int	sbx_rlimit_as_works(void);
 int	sbx_landlock_abi(void);
 
 /* Restrict this process: read and execute the system folders and the
- * skill folder (writable too with SBX_WRITE), read and write the workspace,
- * tmp and /dev/null; with cut_net (ABI 4+) no TCP bind or connect. Needs
- * no_new_privs (or CAP_SYS_ADMIN). Returns 0 or -errno. */
-int	sbx_landlock_apply(const struct sbx_policy *p, const char *tmp, int abi,
-	    int cut_net);
+ * skill folder `root` (never write it), read and write the workspace `ws`,
+ * tmp and /dev/null (paths absolute; ws and tmp may be NULL); with cut_net
+ * (ABI 4+) no TCP bind or connect. A system folder that does not exist is
+ * skipped; any other failure fails the whole layer. Needs no_new_privs
+ * (or CAP_SYS_ADMIN). Returns 0 or -errno. */
+int	sbx_landlock_apply(const char *root, const char *ws, const char *tmp,
+	    int abi, int cut_net);
 
 /* sandbox_seccomp.c: install the deny-list filter for this arch (EPERM for
  * dangerous syscalls, ENOSYS for clone3, kill on a foreign arch); with
  * cut_net also EACCES for socket() of any family but AF_UNIX and
- * AF_NETLINK. Needs no_new_privs. Returns 0 or -errno. */
-int	sbx_seccomp_apply(int cut_net);
+ * AF_NETLINK; with cut_unix EACCES for socket(AF_UNIX) (socketpair stays:
+ * it reaches nothing outside). Needs no_new_privs. Returns 0 or -errno. */
+int	sbx_seccomp_apply(int cut_net, int cut_unix);
 
 /* Output capture: the first half of cap bytes and the last half kept, a
  * marker between when more came. buf holds cap + SBX_MARK_MAX + 1. */

@@ -92,7 +92,7 @@ sbx_landlock_abi(void)
 }
 
 /* Allow `access` beneath path; a path that does not exist is skipped
- * (returns 0) unless must. */
+ * (returns 0) unless must: optional system folders differ per system. */
 static int
 allow(int rs, const char *path, uint64_t access, uint64_t handled, int must)
 {
@@ -118,8 +118,8 @@ allow(int rs, const char *path, uint64_t access, uint64_t handled, int must)
 
 /* see sandbox_int.h */
 int
-sbx_landlock_apply(const struct sbx_policy *p, const char *tmp, int abi,
-    int cut_net)
+sbx_landlock_apply(const char *root, const char *ws, const char *tmp,
+    int abi, int cut_net)
 {
 	struct ll_ruleset ra = { (FS_MAKE_SYM << 1) - 1, 0, 0 };
 	unsigned i;
@@ -141,10 +141,9 @@ sbx_landlock_apply(const struct sbx_policy *p, const char *tmp, int abi,
 	for (i = 0; i < ARRAY_LEN(sys_paths) && e == 0; i++)
 		e = allow(rs, sys_paths[i].path, sys_paths[i].access, ra.fs, 0);
 	if (e == 0)
-		e = allow(rs, p->skill_root, p->perms & SBX_WRITE ? RW | RX :
-		    RX, ra.fs, 1);
-	if (e == 0 && p->workspace != NULL)
-		e = allow(rs, p->workspace, RW, ra.fs, 1);
+		e = allow(rs, root, RX, ra.fs, 1);
+	if (e == 0 && ws != NULL)
+		e = allow(rs, ws, RW, ra.fs, 1);
 	if (e == 0 && tmp != NULL)
 		e = allow(rs, tmp, RW, ra.fs, 1);
 	if (e == 0 && syscall(__NR_landlock_restrict_self, rs, 0) != 0)

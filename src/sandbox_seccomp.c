@@ -6,7 +6,10 @@
  * syscall made under another ABI (i386 or x32 on x86_64, arm32 on
  * aarch64) kills the process. Dangerous calls fail with EPERM; clone3 with
  * ENOSYS so that libcs fall back to clone, whose namespace flags are
- * checked. setsid and setpgid are refused so that every descendant stays
+ * checked. socket(AF_UNIX) is refused unless the skill may talk to local
+ * daemons: Landlock (up to ABI 7) does not cover connecting to a socket
+ * file, and a daemon that runs commands on request (tmux, systemd, ubus)
+ * would act outside the sandbox. setsid and setpgid are refused so that every descendant stays
  * in the process group the parent kills at the end. */
 #include "sandbox_int.h"
 
@@ -97,14 +100,14 @@ put(struct bpf_insn *f, unsigned *n, uint16_t code, uint32_t k, unsigned jt,
 
 /* see sandbox_int.h */
 int
-sbx_seccomp_apply(int cut_net)
+sbx_seccomp_apply(int cut_net, int cut_unix)
 {
 	struct bpf_insn f[ARRAY_LEN(deny) + 24];
 	struct bpf_prog prog = { 0, f };
-	unsigned n = 0, i, nd = ARRAY_LEN(deny);
+	unsigned n = 0, i, nd = ARRAY_LEN(deny), fam = cut_net || cut_unix;
 	/* After the checks: allow, eperm, enosys, then the clone flags
-	 * (4 instructions) and the socket family blocks. */
-	unsigned allow = 4 + X32_CHECK + nd + 2 + (cut_net ? 1 : 0);
+	 * (4 instructions) and the socket family block. */
+	unsigned allow = 4 + X32_CHECK + nd + 2 + fam;
 	unsigned eperm = allow + 1, enosys = allow + 2, clone = allow + 3;
 	unsigned sock = clone + 4;
 
@@ -120,7 +123,7 @@ sbx_seccomp_apply(int cut_net)
 		put(f, &n, JEQ, deny[i], eperm - n - 1, 0);
 	put(f, &n, JEQ, __NR_clone, clone - n - 1, 0);
 	put(f, &n, JEQ, __NR_clone3, enosys - n - 1, 0);
-	if (cut_net)
+	if (fam)
 		put(f, &n, JEQ, __NR_socket, sock - n - 1, 0);
 	put(f, &n, RET, RET_ALLOW, 0, 0);
 	put(f, &n, RET, RET_ERRNO | EPERM, 0, 0);
@@ -129,12 +132,16 @@ sbx_seccomp_apply(int cut_net)
 	put(f, &n, JSET, CLONE_NEW_ANY, 0, 1);
 	put(f, &n, RET, RET_ERRNO | EPERM, 0, 0);
 	put(f, &n, RET, RET_ALLOW, 0, 0);
-	if (cut_net) {
-		put(f, &n, LD_ABS, OFF_ARG0, 0, 0);	/* socket family */
-		put(f, &n, JEQ, AF_UNIX, 2, 0);
-		put(f, &n, JEQ, AF_NETLINK, 1, 0);
-		put(f, &n, RET, RET_ERRNO | EACCES, 0, 0);
+	if (fam) {
+		/* socket(): AF_UNIX as cut_unix says, AF_NETLINK always (ip,
+		 * ss: reading needs no privilege, changing needs what the
+		 * uid drop took away), any other family as cut_net says. */
+		put(f, &n, LD_ABS, OFF_ARG0, 0, 0);
+		put(f, &n, JEQ, AF_UNIX, 0, 1);
+		put(f, &n, RET, cut_unix ? RET_ERRNO | EACCES : RET_ALLOW, 0, 0);
+		put(f, &n, JEQ, AF_NETLINK, 0, 1);
 		put(f, &n, RET, RET_ALLOW, 0, 0);
+		put(f, &n, RET, cut_net ? RET_ERRNO | EACCES : RET_ALLOW, 0, 0);
 	}
 	prog.len = (unsigned short)n;
 	if (prctl(PR_SET_SECCOMP, 2 /* SECCOMP_MODE_FILTER */, &prog, 0, 0))

@@ -85,7 +85,7 @@ slog_append(struct slog *s, const char *json, size_t n)
 	if (s->err || s->fd < 0)
 		return s->err ? s->err : -E_IO;
 	if (n + 1 > SLOG_LINE_MAX)
-		return s->err = -E_LIMIT;
+		return -E_LIMIT;	/* not sticky: the caller reports it */
 	if (n + 1 > sizeof(small) && (buf = mem_alloc(n + 1)) == NULL)
 		return -E_NOMEM;	/* not sticky: the next may fit */
 	memcpy(buf, json, n);

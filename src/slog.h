@@ -35,7 +35,9 @@ int	slog_name_ok(const char *name);
 int	slog_open(struct slog *s, struct arena *a, const char *dir,
 	    const char *name, int create);
 
-/* Append one event: a JSON object's text without the newline. */
+/* Append one event: a JSON object's text without the newline. Returns 0,
+ * -E_IO (sticky: the disk), -E_LIMIT (over SLOG_LINE_MAX) or -E_NOMEM;
+ * the last two are not sticky and nothing of the event was written. */
 int	slog_append(struct slog *s, const char *json, size_t n);
 int	slog_sync(struct slog *s);
 void	slog_close(struct slog *s);

@@ -276,3 +276,23 @@ utc_split(long long t, struct utc *u)
 	u->min = (int)(s / 60 % 60);
 	u->sec = (int)(s % 60);
 }
+
+/* see str.h */
+void
+str_ctl_clean(char *s, size_t n)
+{
+	unsigned char c;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		c = (unsigned char)s[i];
+		if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f)
+			s[i] = '?';
+		else if (c == 0xc2 && i + 1 < n &&
+		    (unsigned char)s[i + 1] >= 0x80 &&
+		    (unsigned char)s[i + 1] <= 0x9f) {
+			s[i] = '?';
+			s[++i] = '?';
+		}
+	}
+}

@@ -42,6 +42,12 @@ char	*str_dup(struct arena *a, struct str s);
 /* True when s[0..n) is well-formed UTF-8 (no overlongs or surrogates). */
 int	str_is_utf8(const char *s, size_t n);
 
+/* Make text safe to show on a terminal, in place: C0 controls but
+ * newline and tab, DEL, and C1 controls (U+0080-U+009F in UTF-8) become
+ * '?', so that text from a model or a server cannot move the cursor,
+ * retitle the window or fake a prompt. */
+void	str_ctl_clean(char *s, size_t n);
+
 /* A plain decimal: "12", "0.25", ".5" (digits and at most one point; no
  * sign or exponent), as timeouts and prices are written. 0, or -1 when s
  * is not one. Needs no strtod, so no float scanner in the binary. */

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,7 +112,8 @@ tool_def_activate(struct arena *a, const struct skill_reg *reg,
 	json_key(&w, "enum");
 	json_begin_arr(&w);
 	for (i = 0; i < reg->n; i++)
-		json_put_str(&w, reg->v[i]->name);
+		if (!(reg->v[i]->flags & SKILL_NO_MODEL))
+			json_put_str(&w, reg->v[i]->name);
 	json_end_arr(&w);
 	json_end_obj(&w);
 	json_end_obj(&w);
@@ -186,21 +188,48 @@ arg(struct call *c, const char *key)
 	return s;
 }
 
+/* see tool.h */
+const struct skill *
+tool_skill_find(const struct skill_reg *reg, const char *name)
+{
+	const struct skill *sk = skill_find(reg, name);
+
+	return sk != NULL && !(sk->flags & SKILL_NO_MODEL) ? sk : NULL;
+}
+
+/* The skill a call acts on: the agent's own, or for the entry agent one
+ * it activated inline. The argument names it; it never widens what the
+ * calling agent may do. */
 static const struct skill *
 skill_of(struct call *c)
 {
+	const struct tool_env *env = c->env;
 	const char *name = arg(c, "skill");
 	const struct skill *sk;
+	unsigned i;
 
-	if (name == NULL || *name == '\0') {
-		if (c->env->skill == NULL)
-			reply(c, 1, "say which skill: the 'skill' argument");
-		return c->env->skill;
+	if (env->skill != NULL) {
+		if (name == NULL || *name == '\0' ||
+		    strcmp(name, env->skill->name) == 0)
+			return env->skill;
+		reply(c, 1, "you are the agent of the skill '%s' and act on it "
+		    "only; '%s' is not yours", env->skill->name, name);
+		return NULL;
 	}
-	if ((sk = skill_find(c->env->reg, name)) == NULL)
+	if (name == NULL || *name == '\0') {
+		reply(c, 1, "say which skill: the 'skill' argument");
+		return NULL;
+	}
+	if ((sk = tool_skill_find(env->reg, name)) == NULL) {
 		reply(c, 1, "there is no skill named '%s' (list_skills shows "
 		    "them)", name);
-	return sk;
+		return NULL;
+	}
+	for (i = 0; i < env->nactivated; i++)
+		if (strcmp(env->activated[i], sk->name) == 0)
+			return sk;
+	reply(c, 1, "activate the skill '%s' first (activate_skill)", name);
+	return NULL;
 }
 
 /* Read a whole file, capped; the cut is said, never silent. */
@@ -309,9 +338,12 @@ t_read_skill_file(struct call *c, const char *prefix)
 	return read_capped(c, full, rel);
 }
 
-/* Describe a sandbox run for the model as JSON. */
+/* Describe a sandbox run for the model as JSON. A failed run of a skill
+ * without network says so: otherwise the model sees only a DNS error and
+ * retries. */
 static int
-run_result(struct call *c, const struct sbx_result *r)
+run_result(struct call *c, const struct sbx_policy *p,
+    const struct sbx_result *r)
 {
 	struct json_writer w;
 	struct sbuf sb;
@@ -338,6 +370,11 @@ run_result(struct call *c, const struct sbx_result *r)
 		json_key(&w, "stderr");
 		json_put_strn(&w, r->err, r->err_len);
 	}
+	if ((r->status != 0 || r->signal) && !(p->perms & SBX_NET)) {
+		json_key(&w, "sandbox");
+		json_put_str(&w, "this skill has no network: the sandbox cuts "
+		    "it (its allowed-tools has no WebFetch)");
+	}
 	json_end_obj(&w);
 	if (json_writer_err(&w) != 0)
 		return c->nomem = -E_NOMEM;
@@ -345,6 +382,7 @@ run_result(struct call *c, const struct sbx_result *r)
 	c->out->len = sb.len;
 	c->out->is_error = r->status != 0 || r->timed_out || r->signal;
 	c->out->confinement = r->confinement;
+	c->out->as_root = r->as_root;
 	return 0;
 }
 
@@ -402,21 +440,21 @@ t_run_command_line(struct call *c)
 		    sk->allowed_tools : "none");
 	if ((e = sbx_run_shell(c->a, &p, cmd, &r)) != 0)
 		return run_err(c, e, &r);
-	return run_result(c, &r);
+	return run_result(c, &p, &r);
 }
 
 static int
 t_run_skill_script(struct call *c)
 {
 	const struct skill *sk = skill_of(c);
-	const char *script = arg(c, "script"), *argv[34];
+	const char *script = arg(c, "script"), *args[32], **argv, *miss;
 	const char *input = "{}";
 	size_t ilen = 2;
 	struct sbx_policy p;
 	struct sbx_result r;
 	char *full, *s;
-	int t, e, k = 0;
-	unsigned i;
+	int t, e;
+	unsigned i, n = 0;
 
 	if (sk == NULL)
 		return 0;
@@ -424,24 +462,21 @@ t_run_skill_script(struct call *c)
 		return reply(c, 1, "'script' is required");
 	if ((e = skill_path(sk, c->a, script, 1, &full)) != 0)
 		return confine_err(c, e, sk->name, script);
-	if (access(full, X_OK) != 0) {
-		size_t n = strlen(full);
-
-		argv[k++] = n > 3 && strcmp(full + n - 3, ".py") == 0 ?
-		    "/usr/bin/python3" : "/bin/sh";
-	}
-	argv[k++] = full;
 	t = json_get(&c->d, 0, "args");
 	if (t >= 0 && c->d.t[t].type != JSON_ARR)
 		return reply(c, 1, "'args' must be an array of strings");
 	for (i = 0; t >= 0 && i < (unsigned)c->d.t[t].size; i++) {
-		if (k >= 33)
-			return reply(c, 1, "at most 31 arguments");
+		if (n == ARRAY_LEN(args))
+			return reply(c, 1, "at most %zu arguments",
+			    ARRAY_LEN(args));
 		if (json_str(&c->d, c->a, json_at(&c->d, t, i), &s, NULL) != 0)
 			return reply(c, 1, "'args' must be an array of strings");
-		argv[k++] = s;
+		args[n++] = s;
 	}
-	argv[k] = NULL;
+	if ((e = sbx_script_argv(c->a, full, args, n, &argv, &miss)) != 0)
+		return e == -E_NOMEM ? (c->nomem = e) : reply(c, 1, e ==
+		    -E_NOENT ? "not run: %s needs %s, which is not installed" :
+		    "not run: cannot read %s", script, miss);
 	if ((t = json_get(&c->d, 0, "input")) >= 0) {
 		if (c->d.t[t].type == JSON_STR) {
 			if (json_str(&c->d, c->a, t, &s, &ilen) != 0)
@@ -453,9 +488,12 @@ t_run_skill_script(struct call *c)
 		}
 	}
 	tool_policy(c->env, sk, c->a, &p);
+	/* Scripts write where they stand: the workspace, not their own
+	 * (read-only) folder, which SKILL_ROOT names. */
+	p.cwd = c->env->workspace;
 	if ((e = sbx_run(c->a, &p, argv, input, ilen, &r)) != 0)
 		return run_err(c, e, &r);
-	return run_result(c, &r);
+	return run_result(c, &p, &r);
 }
 
 static int
@@ -470,6 +508,8 @@ t_list_skills(struct call *c)
 	for (i = 0; i < reg->n; i++) {
 		const struct skill *sk = reg->v[i];
 
+		if (sk->flags & SKILL_NO_MODEL)
+			continue;
 		if (q != NULL && *q != '\0' && strstr(sk->name, q) == NULL &&
 		    strstr(sk->description, q) == NULL)
 			continue;
@@ -494,7 +534,7 @@ t_activate(struct call *c)
 	unsigned bl;
 	int e;
 
-	if (name == NULL || (sk = skill_find(c->env->reg, name)) == NULL)
+	if (name == NULL || (sk = tool_skill_find(c->env->reg, name)) == NULL)
 		return reply(c, 1, "no skill named '%s'", name ? name : "");
 	if ((e = skill_load(sk, c->a, &fm, &body, &bl)) != 0)
 		return e == -E_NOMEM ? (c->nomem = e) :
@@ -617,19 +657,76 @@ t_list_ws(struct call *c)
 
 /* --- create_skill */
 
+/* Keep the allowed-tools entries whose permissions the creating agent
+ * has itself (cap); the others go to *dropped. */
+static int
+cap_tools(struct call *c, const char *tools, unsigned cap, struct sbuf *kept,
+    struct sbuf *dropped)
+{
+	struct sbx_policy tp;
+	const char *s = tools, *w;
+	char *tok;
+	int depth;
+
+	while (s != NULL && *s != '\0') {
+		s += strspn(s, " \t\r\n,");
+		if (*s == '\0')
+			break;
+		for (w = s, depth = 0; *s != '\0' && (depth > 0 ||
+		    strchr(" \t\r\n,", *s) == NULL); s++)
+			depth += *s == '(' ? 1 : *s == ')' ? -1 : 0;
+		if ((tok = arena_strndup(c->a, w, (size_t)(s - w))) == NULL)
+			return c->nomem = -E_NOMEM;
+		memset(&tp, 0, sizeof(tp));
+		if (sbx_from_allowed_tools(&tp, c->a, tok) == 0 &&
+		    tp.perms != 0 && (tp.perms & ~cap) == 0)
+			sbuf_printf(kept, "%s%s", kept->len > 0 ? " " : "", tok);
+		else
+			sbuf_printf(dropped, "%s%s", dropped->len > 0 ? " " : "",
+			    tok);
+	}
+	return kept->err || dropped->err ? (c->nomem = -E_NOMEM) : 0;
+}
+
+/* Write text to dir/file (new, never through a link). */
+static int
+write_new(const char *dir, const char *file, const char *text, size_t n)
+{
+	int fd = -1, dfd, e = 0;
+
+	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) < 0 || (fd = openat(dfd, file, O_WRONLY | O_CREAT |
+	    O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)) < 0 ||
+	    write(fd, text, n) != (ssize_t)n || fsync(fd) != 0)
+		e = errno != 0 ? errno : EIO;
+	if (fd >= 0 && close(fd) != 0 && e == 0)
+		e = errno;
+	if (e != 0 && fd >= 0)
+		unlinkat(dfd, file, 0);
+	if (dfd >= 0)
+		close(dfd);
+	return e;
+}
+
+/* The model writes a skill; it may not grant it more than the creating
+ * agent has (the entry agent: Read, or what sandbox.allow lists), and
+ * the skill waits as SKILL.md.pending until a person enables it, unless
+ * the host trusts the model (create_skill: trusted). */
 static int
 t_create_skill(struct call *c)
 {
+	const struct tool_env *env = c->env;
 	const char *name = arg(c, "name"), *desc = arg(c, "description");
 	const char *body = arg(c, "instructions"), *tools = arg(c,
-	    "allowed_tools");
+	    "allowed_tools"), *file;
+	struct sbuf sb, kept, dropped;
 	struct json_writer w;
-	struct sbuf sb;
-	char *dir, *file;
-	FILE *f;
-	int bad;
+	struct sbx_policy cp;
+	char tmpl[PATH_MAX], *dir, *tdir;
+	unsigned cap;
+	int bad, e;
 
-	if (!c->env->create_skill || c->env->create_dir == NULL)
+	if (!env->create_skill || env->create_dir == NULL)
 		return reply(c, 1, "create_skill is disabled by the host "
 		    "policy (create_skill: true in skillbox.yaml enables it)");
 	if (name == NULL || desc == NULL || body == NULL)
@@ -638,14 +735,18 @@ t_create_skill(struct call *c)
 	if (skill_name_rule(name, strlen(name)) != NULL)
 		return reply(c, 1, "bad name '%s': %s", name,
 		    skill_name_rule(name, strlen(name)));
-	if (skill_find(c->env->reg, name) != NULL)
+	if (skill_find(env->reg, name) != NULL)
 		return reply(c, 1, "a skill named '%s' exists already", name);
-	if ((dir = arena_printf(c->a, "%s/%s", c->env->create_dir, name)) ==
-	    NULL || (file = arena_printf(c->a, "%s/SKILL.md", dir)) == NULL)
-		return c->nomem = -E_NOMEM;
-	if (mkdir(dir, 0755) != 0)
-		return reply(c, 1, "cannot create %s: %s", dir,
-		    strerror(errno));
+	if (env->skill != NULL) {
+		tool_policy(env, env->skill, c->a, &cp);
+		cap = cp.perms;
+	} else
+		cap = env->host_allow != 0 ? env->host_allow : SBX_READ;
+	cap &= ~env->host_deny;
+	sbuf_init(&kept, c->a, 0);
+	sbuf_init(&dropped, c->a, 0);
+	if (tools != NULL && cap_tools(c, tools, cap, &kept, &dropped) != 0)
+		return c->nomem;
 	/* The YAML strings are written as JSON strings: valid YAML. */
 	sbuf_init(&sb, c->a, 0);
 	json_writer_init(&w, &sb);
@@ -653,33 +754,56 @@ t_create_skill(struct call *c)
 	sbuf_adds(&sb, name);
 	sbuf_adds(&sb, "\ndescription: ");
 	json_put_str(&w, desc);
-	if (tools != NULL) {
+	if (kept.len > 0) {
 		json_writer_init(&w, &sb);
 		sbuf_adds(&sb, "\nallowed-tools: ");
-		json_put_str(&w, tools);
+		json_put_str(&w, kept.p);
 	}
-	sbuf_printf(&sb, "\n---\n%s\n", body);
+	sbuf_printf(&sb, "\nmetadata:\n  created-by: model\n---\n%s\n", body);
 	if (sb.err)
 		return c->nomem = -E_NOMEM;
-	if ((f = fopen(file, "wx")) == NULL) {
-		rmdir(dir);
-		return reply(c, 1, "cannot write %s", file);
+	/* Validated in a folder of its own before it goes anywhere a
+	 * registry scan could see it. */
+	snprintf(tmpl, sizeof(tmpl), "%s/skillbox-new.XXXXXX",
+	    env->base != NULL && env->base->tmp_parent != NULL ?
+	    env->base->tmp_parent : "/tmp");
+	if (mkdtemp(tmpl) == NULL)
+		return reply(c, 1, "cannot make a temporary folder: %s",
+		    strerror(errno));
+	if ((tdir = arena_printf(c->a, "%s/%s", tmpl, name)) == NULL) {
+		sbx_rmtree(tmpl);
+		return c->nomem = -E_NOMEM;
 	}
-	bad = fwrite(sb.p, 1, sb.len, f) != sb.len;
-	if (fclose(f) != 0 || bad) {
-		unlink(file);
-		rmdir(dir);
-		return reply(c, 1, "cannot write %s", file);
-	}
-	bad = skill_validate_dir(c->a, dir, NULL, NULL);
-	if (bad != 0) {
-		unlink(file);
-		rmdir(dir);
+	e = mkdir(tdir, 0700) != 0 ? errno : write_new(tdir, "SKILL.md",
+	    sb.p, sb.len);
+	bad = e == 0 ? skill_validate_dir(c->a, tdir, NULL, NULL) : 0;
+	sbx_rmtree(tmpl);
+	if (e != 0)
+		return reply(c, 1, "cannot write the skill: %s", strerror(e));
+	if (bad != 0)
 		return reply(c, 1, "the skill is not valid (%d problems; "
 		    "check the name and description lengths)", bad);
+	file = env->create_skill == 2 ? "SKILL.md" : "SKILL.md.pending";
+	if ((dir = arena_printf(c->a, "%s/%s", env->create_dir, name)) ==
+	    NULL)
+		return c->nomem = -E_NOMEM;
+	if (mkdir(dir, 0755) != 0)
+		return reply(c, 1, "cannot create %s: %s", dir,
+		    strerror(errno));
+	if ((e = write_new(dir, file, sb.p, sb.len)) != 0) {
+		rmdir(dir);
+		return reply(c, 1, "cannot write %s/%s: %s", dir, file,
+		    strerror(e));
 	}
-	return reply(c, 0, "created skill %s in %s; it is available from the "
-	    "next turn", name, dir);
+	if (env->create_skill == 2)
+		return reply(c, 0, "created skill %s in %s%s%s; it is available "
+		    "from the next turn", name, dir, dropped.len > 0 ?
+		    "; not granted (more than the creating agent has): " : "",
+		    dropped.len > 0 ? dropped.p : "");
+	return reply(c, 0, "created skill %s in %s%s%s; it is off until a "
+	    "person enables it (skillbox skills enable %s)", name, dir,
+	    dropped.len > 0 ? "; not granted (more than the creating agent "
+	    "has): " : "", dropped.len > 0 ? dropped.p : "", name);
 }
 
 /* see tool.h */

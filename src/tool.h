@@ -22,15 +22,20 @@ enum tool_id {
 	T__COUNT
 };
 
-/* What a tool runs against. */
+/* What a tool runs against. Permissions come from here, never from a
+ * tool's arguments: a skill agent acts on its own skill only, the entry
+ * agent on the skills it activated inline; a skill marked
+ * disable-model-invocation is out of the model's reach. */
 struct tool_env {
 	struct skill_reg	*reg;
 	const struct skill	*skill;		/* the skill agent's own */
+	const char *const	*activated;	/* entry: skills activated */
+	unsigned		 nactivated;
 	const char		*workspace;	/* NULL: no workspace tools */
 	const struct sbx_policy	*base;		/* host policy: narrows */
 	unsigned		 host_allow;	/* perms the host allows */
 	unsigned		 host_deny;
-	int			 create_skill;	/* create_skill enabled */
+	int			 create_skill;	/* 0 off, 1 pending, 2 trusted */
 	const char		*create_dir;	/* where it writes */
 	unsigned		 timeout_ms;
 	size_t			 out_cap;
@@ -42,6 +47,7 @@ struct tool_out {
 	size_t		 len;
 	int		 is_error;
 	const char	*confinement;	/* scripts: layers in force */
+	int		 as_root;	/* scripts: ran as uid 0 (opt-in) */
 	const char	*audit;		/* scripts: audit record JSON */
 	const char	*activated;	/* activate_skill: the skill name */
 };
@@ -49,8 +55,8 @@ struct tool_out {
 /* The tool's name, description and parameters schema for the model. */
 void	tool_def(enum tool_id id, struct llm_tool *t);
 
-/* activate_skill's definition with an enum of the real skill names,
- * built in `a`. */
+/* activate_skill's definition with an enum of the skill names the model
+ * may activate (not disable-model-invocation ones), built in `a`. */
 int	tool_def_activate(struct arena *a, const struct skill_reg *reg,
 	    struct llm_tool *t);
 
@@ -62,6 +68,11 @@ int	tool_find(const char *name);
  * or -E_NOMEM when the budget ran out. Text in `a`. */
 int	tool_call(const struct tool_env *env, struct arena *a, enum tool_id id,
 	    const char *args, size_t args_len, struct tool_out *out);
+
+/* The skill a model-originated call may name, or NULL: not found, or
+ * marked disable-model-invocation. */
+const struct skill *tool_skill_find(const struct skill_reg *reg,
+	    const char *name);
 
 /* Build a sandbox policy for a skill: its allowed-tools narrowed by the
  * host. */
