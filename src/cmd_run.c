@@ -97,6 +97,8 @@ on_event(void *ctx, const char *type, const char *js, size_t n)
 		if (p->open)
 			putchar('\n'), p->open = 0;
 		fflush(stdout);
+		snprintf(p->said, sizeof(p->said), "%s", field(&app.perm, js,
+		    n, "message"));
 		log_err("%s", field(&app.perm, js, n, "message"));
 	}
 	arena_reset_to(&app.perm, m);
@@ -177,8 +179,10 @@ cmd_agent_answer(struct cmd_printer *p, enum agent_status st,
 		fputs(final, stdout);
 		if (*final != '\0' && final[strlen(final) - 1] != '\n')
 			putchar('\n');
-	} else if (st == AG_FAIL || st == AG_LIMIT)
-		fprintf(stderr, "skillbox: %s\n", final);
+	} else if ((st == AG_FAIL || st == AG_LIMIT) &&
+	    strncmp(final, p->said, sizeof(p->said) - 1) != 0)
+		fprintf(stderr, "skillbox: %s\n", final);	/* not said yet */
+	p->said[0] = '\0';
 	fflush(stdout);
 }
 

@@ -372,8 +372,9 @@ run_result(struct call *c, const struct sbx_policy *p,
 	}
 	if ((r->status != 0 || r->signal) && !(p->perms & SBX_NET)) {
 		json_key(&w, "sandbox");
-		json_put_str(&w, "this skill has no network: the sandbox cuts "
-		    "it (its allowed-tools has no WebFetch)");
+		json_put_str(&w, "note: this skill has no network (its "
+		    "allowed-tools has no WebFetch): a failed connection or "
+		    "name lookup is the sandbox, not the network");
 	}
 	json_end_obj(&w);
 	if (json_writer_err(&w) != 0)
@@ -754,11 +755,10 @@ t_create_skill(struct call *c)
 	sbuf_adds(&sb, name);
 	sbuf_adds(&sb, "\ndescription: ");
 	json_put_str(&w, desc);
-	if (kept.len > 0) {
-		json_writer_init(&w, &sb);
-		sbuf_adds(&sb, "\nallowed-tools: ");
-		json_put_str(&w, kept.p);
-	}
+	/* Always written: without the key a skill may run command lines. */
+	json_writer_init(&w, &sb);
+	sbuf_adds(&sb, "\nallowed-tools: ");
+	json_put_str(&w, kept.len > 0 ? kept.p : "Read");
 	sbuf_printf(&sb, "\nmetadata:\n  created-by: model\n---\n%s\n", body);
 	if (sb.err)
 		return c->nomem = -E_NOMEM;

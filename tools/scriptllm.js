@@ -1,0 +1,93 @@
+#!/usr/bin/env node
+// tools/scriptllm.js - a scripted model for hostile-model tests: an OpenAI
+// Chat Completions server on 127.0.0.1 that answers each request with the
+// next step of a script, whatever was asked.
+//
+// usage: node tools/scriptllm.js DIR
+//   DIR/script.json  a JSON array of steps, read again when it changes:
+//                      {"text": "..."}                   an answer
+//                      {"calls": [[NAME, ARGS], ...]}     tool calls (ARGS an
+//                                                         object or a string)
+//                      {"raw": "..."}                    these bytes, then close
+//   DIR/port         written once listening
+//   DIR/journal      one line per request: its JSON body
+// Each request takes the next step; past the end the answer is
+// "(script exhausted)". Writing script.json starts from its first step
+// again. The server stops by itself after 10 minutes.
+'use strict';
+const fs = require('fs');
+const http = require('http');
+const path = require('path');
+
+const dir = process.argv[2];
+if (!dir) {
+	process.stderr.write('usage: scriptllm.js DIR\n');
+	process.exit(2);
+}
+const scriptFile = path.join(dir, 'script.json');
+let steps = [], pos = 0, stamp = '';
+
+function load() {
+	let st;
+	try {
+		st = fs.statSync(scriptFile);
+	} catch (e) {
+		steps = [];
+		return;
+	}
+	const s = `${st.mtimeMs}:${st.size}:${st.ino}`;
+	if (s !== stamp) {
+		stamp = s;
+		steps = JSON.parse(fs.readFileSync(scriptFile, 'utf8'));
+		pos = 0;
+	}
+}
+
+function chunk(res, delta, finish) {
+	const c = { id: 'chatcmpl-script', object: 'chat.completion.chunk',
+	    model: 'script', choices: [{ index: 0, delta }] };
+	if (finish)
+		c.choices[0].finish_reason = finish;
+	res.write(`data: ${JSON.stringify(c)}\n\n`);
+}
+
+function answer(req, res, step) {
+	if (step.raw !== undefined) {
+		req.socket.end(Buffer.from(step.raw, 'utf8'));
+		return;
+	}
+	res.writeHead(200, { 'Content-Type': 'text/event-stream',
+	    'Connection': 'close' });
+	chunk(res, { role: 'assistant', content: '' });
+	if (step.calls) {
+		step.calls.forEach(([name, args], i) => {
+			chunk(res, { tool_calls: [{ index: i, id: `call_${pos}_${i}`,
+			    type: 'function', function: { name, arguments:
+			    typeof args === 'string' ? args :
+			    JSON.stringify(args) } }] });
+		});
+		chunk(res, {}, 'tool_calls');
+	} else {
+		chunk(res, { content: step.text }, null);
+		chunk(res, {}, 'stop');
+	}
+	res.end('data: [DONE]\n\n');
+}
+
+const server = http.createServer((req, res) => {
+	let body = '';
+	req.on('data', (d) => { body += d; });
+	req.on('end', () => {
+		fs.appendFileSync(path.join(dir, 'journal'),
+		    body.replace(/\n/g, ' ') + '\n');
+		load();
+		const step = pos < steps.length ? steps[pos] :
+		    { text: '(script exhausted)' };
+		pos++;
+		answer(req, res, step);
+	});
+});
+server.listen(0, '127.0.0.1', () => {
+	fs.writeFileSync(path.join(dir, 'port'), String(server.address().port));
+});
+setTimeout(() => process.exit(0), 600000).unref();
