@@ -321,9 +321,398 @@ fsafe_writes(void)
 	teardown();
 }
 
+/* --- the tools */
+
+static struct tool_env env;
+static struct skill skill;
+
+static void
+env_init(void)
+{
+	memset(&env, 0, sizeof(env));
+	memset(&skill, 0, sizeof(skill));
+	skill.name = "sk";
+	skill.dir = skdir;
+	env.skill = &skill;
+	env.workspace = ws;
+}
+
+/* Run one tool with JSON arguments; *err gets is_error. The text lives in
+ * the test arena. */
+static const char *
+call(enum tool_id id, const char *args, int *err)
+{
+	struct tool_out out;
+
+	if (tool_call(&env, &t_arena, id, args, strlen(args), &out) != 0 ||
+	    out.text == NULL) {
+		t_fail(__FILE__, __LINE__, "tool_call %s failed", args);
+		*err = -1;
+		return "";
+	}
+	*err = out.is_error;
+	return arena_strndup(&t_arena, out.text, out.len);
+}
+
+#define OK(id, args) do {						\
+	int e_;								\
+	const char *s_ = call(id, args, &e_);				\
+	if (e_ != 0)							\
+		t_fail(__FILE__, __LINE__, "%s: %s", args, s_);		\
+} while (0)
+#define REFUSED(id, args) do {						\
+	int e_;								\
+	const char *s_ = call(id, args, &e_);				\
+	if (e_ != 1)							\
+		t_fail(__FILE__, __LINE__, "%s accepted: %s", args, s_);\
+} while (0)
+
+static void
+ws_basic(void)
+{
+	const char *s;
+	int e;
+
+	setup();
+	env_init();
+	OK(T_WRITE_FILE, "{\"path\":\"x.txt\",\"content\":\"hi\"}");
+	T_EQS(slurp(ws, "x.txt"), "hi");
+	s = call(T_READ_FILE, "{\"path\":\"x.txt\"}", &e);
+	T_EQI(e, 0);
+	T_EQS(s, "hi");
+	OK(T_WRITE_FILE, "{\"path\":\"sub/y.txt\",\"content\":\"\"}");
+	T(exists(ws, "sub/y.txt"));
+	s = call(T_READ_FILE, "{\"path\":\"sub/../a.txt\"}", &e);
+	T_EQS(s, "hello\n");
+	/* Parents are not created (as before); folders are not files. */
+	REFUSED(T_WRITE_FILE, "{\"path\":\"nodir/z.txt\",\"content\":\"x\"}");
+	T(!exists(ws, "nodir"));
+	REFUSED(T_WRITE_FILE, "{\"path\":\"sub/\",\"content\":\"x\"}");
+	REFUSED(T_WRITE_FILE, "{\"path\":\"sub\",\"content\":\"x\"}");
+	REFUSED(T_WRITE_FILE, "{\"path\":\"..\",\"content\":\"x\"}");
+	REFUSED(T_WRITE_FILE, "{\"path\":\".\",\"content\":\"x\"}");
+	REFUSED(T_WRITE_FILE, "{\"path\":\"\",\"content\":\"x\"}");
+	REFUSED(T_WRITE_FILE, "{\"path\":\"../escape.txt\",\"content\":\"x\"}");
+	T(!exists(root, "escape.txt"));
+	REFUSED(T_WRITE_FILE, "{\"path\":\"/tmp/abs.txt\",\"content\":\"x\"}");
+	REFUSED(T_READ_FILE, "{\"path\":\"sub\"}");
+	REFUSED(T_READ_FILE, "{\"path\":\"/etc/passwd\"}");
+	REFUSED(T_READ_FILE, "{\"path\":\"../outside/secret.txt\"}");
+	REFUSED(T_READ_FILE, "{\"path\":\"sub/../../outside/secret.txt\"}");
+	/* A NUL inside the path is refused, not cut. */
+	REFUSED(T_READ_FILE, "{\"path\":\"a.txt\\u0000.png\"}");
+	REFUSED(T_WRITE_FILE, "{\"path\":\"n.txt\\u0000x\",\"content\":\"x\"}");
+	T(!exists(ws, "n.txt"));
+	s = call(T_GET_FILE_INFO, "{\"path\":\"sub\"}", &e);
+	T_EQI(e, 0);
+	T(strstr(s, "\"type\":\"dir\"") != NULL);
+	/* Failed writes leave no temporary file behind. */
+	T_EQI(entries(ws), 3);
+	teardown();
+}
+
+static void
+ws_symlinks(void)
+{
+	const char *s;
+	int e;
+
+	setup();
+	env_init();
+	ln("../outside/secret.txt", ws, "lout");
+	ln("a.txt", ws, "lin");
+	ln("../outside", ws, "dout");
+	ln("sub", ws, "din");
+	ln("../outside/new.txt", ws, "dangle");
+	ln("../outside/newdir/x", ws, "dangledir");
+	ln("../outside/secret.txt", ws, "over");
+	/* Links are not followed in the workspace, in or out. */
+	REFUSED(T_READ_FILE, "{\"path\":\"lout\"}");
+	REFUSED(T_READ_FILE, "{\"path\":\"lin\"}");
+	REFUSED(T_READ_FILE, "{\"path\":\"dout/secret.txt\"}");
+	REFUSED(T_READ_FILE, "{\"path\":\"din/b.txt\"}");
+	REFUSED(T_GET_FILE_INFO, "{\"path\":\"lout\"}");
+	REFUSED(T_GET_FILE_INFO, "{\"path\":\"dout/secret.txt\"}");
+	REFUSED(T_WRITE_FILE, "{\"path\":\"dout/x.txt\",\"content\":\"x\"}");
+	T(!exists(outside, "x.txt"));
+	REFUSED(T_WRITE_FILE, "{\"path\":\"dangledir/x\",\"content\":\"x\"}");
+	T(!exists(outside, "newdir"));
+	/* Writing over a link replaces the link. */
+	OK(T_WRITE_FILE, "{\"path\":\"dangle\",\"content\":\"mine\"}");
+	T(!exists(outside, "new.txt"));
+	T_EQS(slurp(ws, "dangle"), "mine");
+	OK(T_WRITE_FILE, "{\"path\":\"over\",\"content\":\"mine\"}");
+	T_EQS(slurp(outside, "secret.txt"), "OUTSIDE-SECRET\n");
+	T_EQS(slurp(ws, "over"), "mine");
+	/* The listing leaves out links that lead out. */
+	s = call(T_LIST_WORKSPACE_FILES, "{}", &e);
+	T(strstr(s, "lout") == NULL);
+	T(strstr(s, "dout") == NULL);
+	teardown();
+}
+
+/* Outside the workspace, "exists" and "does not" read the same. */
+static void
+ws_no_oracle(void)
+{
+	static const char *const pairs[][2] = {
+		{ "../outside/secret.txt", "../outside/no-such.txt" },
+		{ "../../../../../../../../etc/passwd",
+		  "../../../../../../../../etc/no-such-file" },
+		{ "sub/../../outside/secret.txt",
+		  "sub/../../outside/no-such.txt" },
+	};
+	static const enum tool_id ids[] = { T_GET_FILE_INFO, T_READ_FILE };
+	char a1[128], a2[128];
+	const char *s1, *s2, *p;
+	unsigned i, k;
+	int e1, e2;
+
+	setup();
+	env_init();
+	for (k = 0; k < ARRAY_LEN(ids); k++) {
+		for (i = 0; i < ARRAY_LEN(pairs); i++) {
+			snprintf(a1, sizeof(a1), "{\"path\":\"%s\"}",
+			    pairs[i][0]);
+			snprintf(a2, sizeof(a2), "{\"path\":\"%s\"}",
+			    pairs[i][1]);
+			s1 = call(ids[k], a1, &e1);
+			s2 = call(ids[k], a2, &e2);
+			T_EQI(e1, 1);
+			T_EQI(e2, 1);
+			/* The same text once the path quoted in it is cut. */
+			if ((p = strstr(s1, pairs[i][0])) != NULL)
+				s1 = arena_strndup(&t_arena, s1,
+				    (size_t)(p - s1));
+			if ((p = strstr(s2, pairs[i][1])) != NULL)
+				s2 = arena_strndup(&t_arena, s2,
+				    (size_t)(p - s2));
+			T_EQS(s1, s2);
+		}
+	}
+	teardown();
+}
+
+static void
+on_alarm(int sig)
+{
+	static const char m[] = "test_fsafe: a FIFO made the tools hang\n";
+
+	(void)sig;
+	(void)!write(2, m, sizeof(m) - 1);
+	_exit(1);
+}
+
+static void
+ws_fifo(void)
+{
+	char p[512];
+	const char *s;
+	int e;
+
+	setup();
+	env_init();
+	signal(SIGALRM, on_alarm);
+	alarm(10);
+	sub(p, sizeof(p), ws, "f");
+	T(mkfifo(p, 0644) == 0);
+	REFUSED(T_READ_FILE, "{\"path\":\"f\"}");
+	s = call(T_GET_FILE_INFO, "{\"path\":\"f\"}", &e);
+	T_EQI(e, 0);
+	T(strstr(s, "\"type\":\"other\"") != NULL);
+	/* A FIFO at the target is replaced, not opened. */
+	OK(T_WRITE_FILE, "{\"path\":\"f\",\"content\":\"now a file\"}");
+	s = call(T_READ_FILE, "{\"path\":\"f\"}", &e);
+	T_EQS(s, "now a file");
+	/* A FIFO at the temporary name of old (NAME.tmpPID). */
+	snprintf(p, sizeof(p), "%s/report.txt.tmp%d", ws, (int)getpid());
+	T(mkfifo(p, 0644) == 0);
+	OK(T_WRITE_FILE, "{\"path\":\"report.txt\",\"content\":\"r\"}");
+	T_EQS(slurp(ws, "report.txt"), "r");
+	/* The same in a skill folder. */
+	sub(p, sizeof(p), skdir, "f");
+	T(mkfifo(p, 0644) == 0);
+	REFUSED(T_READ_SKILL_FILE, "{\"path\":\"f\"}");
+	alarm(0);
+	signal(SIGALRM, SIG_DFL);
+	teardown();
+}
+
+static void
+ws_names(void)
+{
+	struct json_doc d;
+	const char *s;
+	char *v;
+	int e, t;
+
+	setup();
+	env_init();
+	REFUSED(T_WRITE_FILE, "{\"path\":\"a.txt (3 bytes)\\nsecret-plans.txt\","
+	    "\"content\":\"x\"}");
+	REFUSED(T_WRITE_FILE, "{\"path\":\"bell\\u0007\",\"content\":\"x\"}");
+	REFUSED(T_WRITE_FILE, "{\"path\":\"del\\u007f\",\"content\":\"x\"}");
+	REFUSED(T_WRITE_FILE, "{\"path\":\"esc\\u001b[2J\",\"content\":\"x\"}");
+	/* Such names made by a script are shown escaped. */
+	put(ws, "a.txt (3 bytes)\nsecret-plans.txt", "12345");
+	put(ws, "q\",\"type\":\"dir", "x");
+	s = call(T_LIST_WORKSPACE_FILES, "{}", &e);
+	T_EQI(e, 0);
+	T(strstr(s, "\nsecret-plans.txt") == NULL);
+	T(strstr(s, "\"a.txt (3 bytes)\\nsecret-plans.txt\" (5 bytes)\n") !=
+	    NULL);
+	T(strstr(s, "a.txt (6 bytes)\n") != NULL);
+	s = call(T_GET_FILE_INFO, "{\"path\":\"q\\\",\\\"type\\\":\\\"dir\"}",
+	    &e);
+	T_EQI(e, 0);
+	T(json_parse(&t_arena, s, strlen(s), 64, &d) == 0);
+	t = json_get(&d, 0, "path");
+	T(json_str(&d, &t_arena, t, &v, NULL) == 0 &&
+	    strcmp(v, "q\",\"type\":\"dir") == 0);
+	T(json_eq(&d, json_get(&d, 0, "type"), "file"));
+	T_EQI(d.t[0].size, 4);
+	teardown();
+}
+
+static void
+skill_files(void)
+{
+	const char *s;
+	int e;
+
+	setup();
+	env_init();
+	put(skdir, "SKILL.md", "---\nname: sk\ndescription: d\n---\nBody\n");
+	mk(skdir, "references");
+	put(skdir, "references/guide.md", "guide\n");
+	ln("guide.md", skdir, "references/alias.md");
+	ln("../SKILL.md", skdir, "references/up.md");
+	ln("../../outside/secret.txt", skdir, "references/out.md");
+	ln("/etc/passwd", skdir, "references/abs.md");
+	ln("../outside", skdir, "outdir");
+	/* Links inside the skill folder are followed; out of it, never. */
+	s = call(T_READ_SKILL_FILE, "{\"path\":\"references/alias.md\"}", &e);
+	T_EQI(e, 0);
+	T_EQS(s, "guide\n");
+	s = call(T_LOAD_SKILL_RESOURCES, "{\"path\":\"up.md\"}", &e);
+	T_EQI(e, 0);
+	T(strstr(s, "Body") != NULL);
+	s = call(T_LOAD_SKILL_RESOURCES, "{\"path\":\"../SKILL.md\"}", &e);
+	T_EQI(e, 0);
+	OK(T_LOAD_SKILL_RESOURCES, "{\"path\":\"guide.md\"}");
+	REFUSED(T_READ_SKILL_FILE, "{\"path\":\"references/out.md\"}");
+	REFUSED(T_READ_SKILL_FILE, "{\"path\":\"references/abs.md\"}");
+	REFUSED(T_READ_SKILL_FILE, "{\"path\":\"outdir/secret.txt\"}");
+	REFUSED(T_READ_SKILL_FILE, "{\"path\":\"../outside/secret.txt\"}");
+	REFUSED(T_READ_SKILL_FILE, "{\"path\":\"/etc/passwd\"}");
+	REFUSED(T_READ_SKILL_FILE, "{\"path\":\"references\"}");
+	REFUSED(T_LOAD_SKILL_RESOURCES,
+	    "{\"path\":\"../../outside/secret.txt\"}");
+	REFUSED(T_LOAD_SKILL_RESOURCES, "{\"path\":\"out.md\"}");
+	s = call(T_READ_SKILL_FILE, "{\"path\":\"references/nothing.md\"}",
+	    &e);
+	T(strstr(s, "no such file") != NULL);
+	teardown();
+}
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A child swaps the folder d and a link s (to ../outside) as fast as it
+ * can while the tools read d/secret.txt and write d/wN.txt: nothing may
+ * come from, or land in, outside/. Bounded: 2 s and at least 2,000
+ * rounds, at most 20,000. */
+static void
+race(void)
+{
+	char d[512], s[512], args[96], b[16];
+	struct arena_mark m;
+	const char *r;
+	double end;
+	unsigned i, k, inside = 0, leaked = 0, refused = 0;
+	pid_t pid;
+	int e, st, dfd, fd;
+
+	setup();
+	env_init();
+	mk(ws, "d");
+	put(ws, "d/secret.txt", "inside\n");
+	ln("../outside", ws, "s");
+	sub(d, sizeof(d), ws, "d");
+	sub(s, sizeof(s), ws, "s");
+	if (syscall(SYS_renameat2, AT_FDCWD, d, AT_FDCWD, s,
+	    RENAME_EXCHANGE) != 0 || syscall(SYS_renameat2, AT_FDCWD, d,
+	    AT_FDCWD, s, RENAME_EXCHANGE) != 0) {
+		fprintf(stderr, "test_fsafe: race: no RENAME_EXCHANGE here "
+		    "(%s): not run\n", strerror(errno));
+		teardown();
+		return;
+	}
+	if ((pid = fork()) == 0) {
+		end = now() + 5;
+		for (i = 0; now() < end; i++)
+			syscall(SYS_renameat2, AT_FDCWD, d, AT_FDCWD, s,
+			    RENAME_EXCHANGE);
+		_exit(0);
+	}
+	end = now() + 2;
+	dfd = open(ws, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	m = arena_mark(&t_arena);
+	for (i = 0; i < 20000 && (i < 2000 || now() < end); i++) {
+		arena_reset_to(&t_arena, m);
+		r = call(T_READ_FILE, "{\"path\":\"d/secret.txt\"}", &e);
+		if (strstr(r, "OUTSIDE") != NULL)
+			leaked++;
+		else if (e == 0)
+			inside++;
+		else
+			refused++;
+		snprintf(args, sizeof(args), "{\"path\":\"d/w%u.txt\","
+		    "\"content\":\"x\"}", i);
+		(void)call(T_WRITE_FILE, args, &e);
+		/* The walk, and links followed where they may be. */
+		for (k = 0; k < 3; k++) {
+			fd = fsafe_open(dfd, "d/secret.txt", O_RDONLY,
+			    0, k == 0 ? FSAFE_WALK | FSAFE_NO_SYMLINKS :
+			    k == 1 ? FSAFE_WALK : 0);
+			if (fd < 0)
+				continue;
+			memset(b, 0, sizeof(b));
+			if (read(fd, b, sizeof(b) - 1) > 0 && b[0] == 'O')
+				leaked++;
+			close(fd);
+		}
+		snprintf(args, sizeof(args), "d/v%u.txt", i);
+		(void)fsafe_write(dfd, args, "x", 1, 0600, FSAFE_WALK |
+		    FSAFE_NO_SYMLINKS);
+	}
+	close(dfd);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	arena_reset_to(&t_arena, m);
+	fprintf(stderr, "test_fsafe: race: %u rounds: %u inside, %u refused, "
+	    "%u leaked\n", i, inside, refused, leaked);
+	T_EQI(leaked, 0);
+	T_EQI(entries(outside), 1);		/* secret.txt alone */
+	teardown();
+}
+
 static const struct unit_case cases[] = {
 	{ "fsafe_paths", fsafe_paths },
 	{ "fsafe_writes", fsafe_writes },
+	{ "ws_basic", ws_basic },
+	{ "ws_symlinks", ws_symlinks },
+	{ "ws_no_oracle", ws_no_oracle },
+	{ "ws_fifo", ws_fifo },
+	{ "ws_names", ws_names },
+	{ "skill_files", skill_files },
+	{ "race", race },
 };
 
 const struct unit_suite suite_fsafe = { "fsafe", cases, ARRAY_LEN(cases) };
