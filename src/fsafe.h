@@ -15,12 +15,13 @@
  * FSAFE_NO_SYMLINKS none is followed at all (for folders that untrusted
  * code may write, such as the workspace). Magic links (/proc) never are.
  *
- * Errors: -E_DENIED (the path leaves the folder, is absolute, or meets a
- * link it may not follow; the same whether or not the target exists, so
- * nothing outside can be probed), -E_NOENT, -E_INVAL (empty path, or it
- * names no file where one is needed), -E_LIMIT (too long, too deep, too
- * many links), -E_IO (anything else; errno says what). errno is set for
- * every error.
+ * Errors: -E_DENIED (the path leaves the folder, is absolute, meets a
+ * link it may not follow, or more than 40 links; the same whether or not
+ * the target exists, so nothing outside can be probed), -E_NOENT,
+ * -E_INVAL (empty path, or it names no file where one is needed),
+ * -E_LIMIT (longer than PATH_MAX - 1, or deeper than FSAFE_MAX_DEPTH
+ * without openat2), -E_IO (anything else; errno says what, e.g. ENOTDIR,
+ * EEXIST, ENOSPC). errno is set for every error.
  */
 #ifndef FSAFE_H
 #define FSAFE_H
