@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fsafe.h"
 #include "json.h"
 #include "str.h"
 
@@ -232,19 +233,17 @@ skill_of(struct call *c)
 	return NULL;
 }
 
-/* Read a whole file, capped; the cut is said, never silent. */
+/* Read a whole file from fd (closed here), capped; the cut is said,
+ * never silent. Only a regular file is read: a FIFO or a device could
+ * block or never end. */
 static int
-read_capped(struct call *c, const char *path, const char *shown)
+read_capped(struct call *c, int fd, const char *shown)
 {
 	struct stat st;
 	struct sbuf sb;
 	char buf[4096];
 	ssize_t r;
-	int fd;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
-		return reply(c, 1, "cannot open %s: %s", shown,
-		    strerror(errno));
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return reply(c, 1, "%s is not a regular file", shown);
@@ -266,15 +265,80 @@ read_capped(struct call *c, const char *path, const char *shown)
 	return 0;
 }
 
+/* One message per kind of failure. A path out of the folder gets the
+ * same one whether or not its target exists (fsafe does not look). */
 static int
 confine_err(struct call *c, int e, const char *what, const char *path)
 {
-	if (e == -E_NOMEM)
+	int en = errno;
+
+	switch (e) {
+	case -E_NOMEM:
 		return c->nomem = e;
-	if (e == -E_NOENT)
+	case -E_NOENT:
 		return reply(c, 1, "%s: no such file '%s'", what, path);
-	return reply(c, 1, "%s: '%s' is outside the allowed folder", what,
-	    path);
+	case -E_LIMIT:
+		return reply(c, 1, "%s: '%s' is too long or too deep", what,
+		    path);
+	case -E_INVAL:
+		return reply(c, 1, "%s: '%s' does not name a file", what, path);
+	case -E_IO:
+		return reply(c, 1, "%s: cannot open '%s': %s", what, path,
+		    strerror(en));
+	default:
+		return reply(c, 1, "%s: '%s' is outside the allowed folder "
+		    "or reached through a symbolic link", what, path);
+	}
+}
+
+/* A path argument, whole. *out is NULL when absent. Returns -1, with the
+ * reply made, when it is not a string or has a NUL inside (which would
+ * cut it: checked as one name, used as another). */
+static int
+path_arg(struct call *c, const char *key, const char **out)
+{
+	int t = json_get(&c->d, 0, key), e;
+	size_t n;
+	char *s;
+
+	*out = NULL;
+	if (t < 0)
+		return 0;
+	if (c->d.t[t].type != JSON_STR ||
+	    (e = json_str(&c->d, c->a, t, &s, &n)) == -E_PARSE) {
+		reply(c, 1, "'%s' must be a string", key);
+		return -1;
+	}
+	if (e != 0) {
+		c->nomem = -E_NOMEM;
+		return -1;
+	}
+	if (strlen(s) != n) {
+		reply(c, 1, "'%s' has a NUL byte in it", key);
+		return -1;
+	}
+	*out = s;
+	return 0;
+}
+
+/* A name for a listing: as is when plain, else as a JSON string, so that
+ * a newline or a control character in a name cannot fake an entry or
+ * the size after it. */
+static void
+put_name(struct sbuf *sb, const char *name)
+{
+	struct json_writer w;
+	const unsigned char *s;
+
+	for (s = (const unsigned char *)name; *s != '\0'; s++)
+		if (*s < 0x20 || *s == 0x7f || *s == '"' || *s == '\\')
+			break;
+	if (*s == '\0' && str_is_utf8(name, strlen(name))) {
+		sbuf_adds(sb, name);
+		return;
+	}
+	json_writer_init(&w, sb);
+	json_put_str(&w, name);
 }
 
 /* --- skill tools */
@@ -297,7 +361,8 @@ t_list_files(struct call *c, const struct skill *sk, const char *under)
 			continue;
 		if (res[i].outside)
 			continue;
-		sbuf_printf(&sb, "%s%s", res[i].path, res[i].dir ? "/\n" : "");
+		put_name(&sb, res[i].path);
+		sbuf_adds(&sb, res[i].dir ? "/\n" : "");
 		if (!res[i].dir)
 			sbuf_printf(&sb, " (%lld bytes)\n",
 			    (long long)res[i].size);
@@ -318,12 +383,14 @@ static int
 t_read_skill_file(struct call *c, const char *prefix)
 {
 	const struct skill *sk = skill_of(c);
-	const char *path = arg(c, "path");
-	char *rel, *full;
-	int e;
+	const char *path;
+	char *rel;
+	int dfd, fd;
 
 	if (sk == NULL)
 		return 0;
+	if (path_arg(c, "path", &path) != 0)
+		return c->nomem;
 	if (path == NULL || *path == '\0') {
 		if (prefix != NULL)
 			return t_list_files(c, sk, prefix);
@@ -333,9 +400,16 @@ t_read_skill_file(struct call *c, const char *prefix)
 	    arena_printf(c->a, "%s%s", prefix, path) : (char *)path;
 	if (rel == NULL)
 		return c->nomem = -E_NOMEM;
-	if ((e = skill_path(sk, c->a, rel, 1, &full)) != 0)
-		return confine_err(c, e, sk->name, rel);
-	return read_capped(c, full, rel);
+	/* Beneath the skill folder, links inside it followed: no script
+	 * may write there, but the walk is safe even if one could. */
+	if ((dfd = open(sk->dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return reply(c, 1, "cannot open skill %s: %s", sk->name,
+		    strerror(errno));
+	fd = fsafe_open(dfd, rel, O_RDONLY | O_NONBLOCK, 0, 0);
+	close(dfd);
+	if (fd < 0)
+		return confine_err(c, fd, sk->name, rel);
+	return read_capped(c, fd, rel);
 }
 
 /* Describe a sandbox run for the model as JSON. A failed run of a skill
@@ -552,95 +626,126 @@ t_activate(struct call *c)
 	    "with skill=\"%s\"):\n%s", sk->name, body, sk->name, files.text);
 }
 
-/* --- workspace tools */
+/* --- workspace tools
+ *
+ * Any confined command line, and any other skillbox process sharing the
+ * workspace, may change it while a tool runs. So nothing is checked by
+ * name and then opened by name: every path is resolved by fsafe beneath
+ * a descriptor of the workspace, following no symbolic link at all. */
 
+/* The 'path' argument and a descriptor of the workspace (the caller
+ * closes it), or -1 with the reply made. A name to create may not hold
+ * control characters: they would spoof listings and logs. */
 static int
-ws_path(struct call *c, const char *path, int must_exist, char **full)
+ws_path(struct call *c, const char **path, int create)
 {
-	int e;
+	const unsigned char *s;
+	int fd;
 
 	if (c->env->workspace == NULL) {
 		reply(c, 1, "no workspace is configured");
 		return -1;
 	}
-	if (path == NULL || *path == '\0') {
+	if (path_arg(c, "path", path) != 0)
+		return -1;
+	if (*path == NULL || **path == '\0') {
 		reply(c, 1, "'path' is required");
 		return -1;
 	}
-	if ((e = skill_confine(c->a, c->env->workspace, path, must_exist,
-	    full)) != 0) {
-		confine_err(c, e, "workspace", path);
-		return -1;
-	}
-	return 0;
+	for (s = (const unsigned char *)*path; create && *s != '\0'; s++)
+		if (*s < 0x20 || *s == 0x7f) {
+			reply(c, 1, "'path' has a control character in it: "
+			    "file names may not");
+			return -1;
+		}
+	if ((fd = open(c->env->workspace, O_PATH | O_DIRECTORY |
+	    O_CLOEXEC)) < 0)
+		reply(c, 1, "cannot open the workspace: %s", strerror(errno));
+	return fd;
 }
 
 static int
 t_write_file(struct call *c)
 {
-	const char *path = arg(c, "path");
-	char *full, *tmp, *content;
+	const char *path;
+	char *content;
 	size_t n;
-	ssize_t w;
-	int fd, t = json_get(&c->d, 0, "content");
+	int dfd, e, t = json_get(&c->d, 0, "content");
 
 	if (t < 0 || c->d.t[t].type != JSON_STR)
 		return reply(c, 1, "'content' must be a string");
-	if (ws_path(c, path, 0, &full) != 0)
+	if ((dfd = ws_path(c, &path, 1)) < 0)
 		return c->nomem;
-	if (json_str(&c->d, c->a, t, &content, &n) != 0 ||
-	    (tmp = arena_printf(c->a, "%s.tmp%d", full, (int)getpid())) == NULL)
+	if (json_str(&c->d, c->a, t, &content, &n) != 0) {
+		close(dfd);
 		return c->nomem = -E_NOMEM;
-	/* Write a temporary file and rename it: a full disk never leaves a
-	 * half-written file in place of the old one. */
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
-	    O_NOFOLLOW, 0644)) < 0)
-		return reply(c, 1, "cannot write %s: %s", path,
-		    strerror(errno));
-	w = n > 0 ? write(fd, content, n) : 0;
-	if (w != (ssize_t)n || fsync(fd) != 0) {
-		int en = w < 0 ? errno : ENOSPC;
-
-		close(fd);
-		unlink(tmp);
+	}
+	/* A new file renamed into place: a full disk never leaves a
+	 * half-written file, and whatever was there is replaced. */
+	e = fsafe_write(dfd, path, content, n, 0644, FSAFE_NO_SYMLINKS);
+	close(dfd);
+	if (e == -E_IO)
 		return reply(c, 1, "cannot write %s: %s (nothing changed)",
-		    path, strerror(en));
-	}
-	close(fd);
-	if (rename(tmp, full) != 0) {
-		unlink(tmp);
-		return reply(c, 1, "cannot write %s: %s", path,
-		    strerror(errno));
-	}
+		    path, strerror(errno));
+	if (e != 0)
+		return confine_err(c, e, "workspace", path);
 	return reply(c, 0, "wrote %zu bytes to %s", n, path);
 }
 
 static int
 t_read_file(struct call *c)
 {
-	const char *path = arg(c, "path");
-	char *full;
+	const char *path;
+	int dfd, fd;
 
-	if (ws_path(c, path, 1, &full) != 0)
+	if ((dfd = ws_path(c, &path, 0)) < 0)
 		return c->nomem;
-	return read_capped(c, full, path);
+	fd = fsafe_open(dfd, path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW, 0,
+	    FSAFE_NO_SYMLINKS);
+	close(dfd);
+	if (fd < 0)
+		return confine_err(c, fd, "workspace", path);
+	return read_capped(c, fd, path);
 }
 
 static int
 t_file_info(struct call *c)
 {
-	const char *path = arg(c, "path");
+	struct json_writer w;
+	const char *path;
 	struct stat st;
-	char *full;
+	struct sbuf sb;
+	int dfd, fd, e;
 
-	if (ws_path(c, path, 1, &full) != 0)
+	if ((dfd = ws_path(c, &path, 0)) < 0)
 		return c->nomem;
-	if (stat(full, &st) != 0)
+	/* O_PATH: a FIFO or a device is looked at, never opened. */
+	fd = fsafe_open(dfd, path, O_PATH, 0, FSAFE_NO_SYMLINKS);
+	close(dfd);
+	if (fd < 0)
+		return confine_err(c, fd, "workspace", path);
+	e = fstat(fd, &st);
+	close(fd);
+	if (e != 0)
 		return reply(c, 1, "%s: %s", path, strerror(errno));
-	return reply(c, 0, "{\"path\":\"%s\",\"type\":\"%s\",\"size\":%lld,"
-	    "\"mtime\":%lld}", path, S_ISDIR(st.st_mode) ? "dir" :
-	    S_ISREG(st.st_mode) ? "file" : "other", (long long)st.st_size,
-	    (long long)st.st_mtime);
+	sbuf_init(&sb, c->a, 0);
+	json_writer_init(&w, &sb);
+	json_begin_obj(&w);
+	json_key(&w, "path");
+	json_put_str(&w, path);
+	json_key(&w, "type");
+	json_put_str(&w, S_ISDIR(st.st_mode) ? "dir" : S_ISREG(st.st_mode) ?
+	    "file" : "other");
+	json_key(&w, "size");
+	json_put_int(&w, (long long)st.st_size);
+	json_key(&w, "mtime");
+	json_put_int(&w, (long long)st.st_mtime);
+	json_end_obj(&w);
+	if (json_writer_err(&w) != 0)
+		return c->nomem = -E_NOMEM;
+	c->out->text = sb.p;
+	c->out->len = sb.len;
+	return 0;
 }
 
 static int
