@@ -65,6 +65,7 @@
 #define GRACE_MS	200	/* for pipes still held after the exit */
 #define TICK_MS		100	/* longest poll: signals, exits without pidfd */
 #define NET_LAYERS	(SBX_L_LANDLOCK_NET | SBX_L_NETNS | SBX_L_SECCOMP_NET)
+#define SBX_NODE_AS	((size_t)1 << 30)	/* node's address space */
 #define BIT(l)		(__builtin_ctz(l))
 
 static const char *const layer_names[SBX_NLAYERS] = {
@@ -1103,6 +1104,14 @@ child_failed(const struct sbx_policy *p, unsigned req, unsigned want,
 	return r->denied ? -E_DENIED : -E_IO;
 }
 
+static const char *
+base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s != NULL ? s + 1 : path;
+}
+
 static char *
 abspath(struct arena *a, const char *path)
 {
@@ -1119,6 +1128,7 @@ sbx_run(struct arena *a, const struct sbx_policy *p,
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
 	struct sigaction sa, old[ARRAY_LEN(sigs)];
+	struct sbx_policy pc = *p;
 	struct child c;
 	struct report rep;
 	struct sup s;
@@ -1140,7 +1150,13 @@ sbx_run(struct arena *a, const struct sbx_policy *p,
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (!st.subreaper)
 		st.subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0;
-	c.p = p;
+	/* V8 reserves about 1 GiB of address space up front: node dies at
+	 * start below that. What it touches is still bounded by RLIMIT_CPU
+	 * and the timeout, not by this. */
+	if (pc.as_bytes > 0 && pc.as_bytes < SBX_NODE_AS &&
+	    strcmp(base_name(argv[0]), "node") == 0)
+		pc.as_bytes = SBX_NODE_AS;
+	c.p = &pc;
 	c.abi = st.pr.landlock_abi;
 	c.parent = getpid();
 	c.want = plan(p, &expect);
@@ -1187,14 +1203,14 @@ sbx_run(struct arena *a, const struct sbx_policy *p,
 	}
 	for (argc = 0; argv[argc] != NULL; argc++)
 		;
-	if (st.pr.as_ignored && (c.want & SBX_L_RLIMIT) && p->as_bytes > 0) {
+	if (st.pr.as_ignored && (c.want & SBX_L_RLIMIT) && pc.as_bytes > 0) {
 		/* qemu-user ignores RLIMIT_AS: let the shell set it. */
 		if ((av = arena_alloc(a, (argc + 4) * sizeof(*av))) == NULL)
 			goto nomem;
 		av[0] = "/bin/sh";
 		av[1] = "-c";
 		av[2] = arena_printf(a, "ulimit -v %zu && exec \"$0\" \"$@\"",
-		    p->as_bytes >> 10);
+		    pc.as_bytes >> 10);
 		memcpy(av + 3, argv, (argc + 1) * sizeof(*av));
 		if (av[2] == NULL)
 			goto nomem;

@@ -122,6 +122,8 @@ struct sbx_result {
  * the input. When execve fails the result is status 127 (not found) or
  * 126 (not executable) with r->why, as in shells. Started as root, the
  * script runs as p->uid, or SBX_NOBODY, or as root only with p->as_root.
+ * A program named node gets at least 1 GiB of address space (V8 reserves
+ * that much at start).
  * The process makes itself non-dumpable (prctl) so that scripts of the
  * same user cannot read its environment from /proc, and a child
  * subreaper so that everything a script leaves behind is killed and

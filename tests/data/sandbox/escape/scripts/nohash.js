@@ -1,0 +1,2 @@
+// nohash.js: JavaScript with no "#!" line
+console.log("js-ok", process.argv.slice(2).join(" "));
