@@ -1609,12 +1609,10 @@ agent_new(struct arena *perm, const struct cfg *c, const struct agent_opts *o,
 	if (ag->base.as_root)
 		log_warn("sandbox.user is root: skill scripts and model-written "
 		    "command lines run as root, with every capability");
-	for (i = 0; i < ag->base.nsecrets; i++)
-		if (cfg_api_key_env(c) != NULL && strcmp(ag->base.secrets[i],
-		    cfg_api_key_env(c)) == 0)
-			log_warn("sandbox.secrets names %s, the model's own API "
-			    "key: every script (and so the model) can read it",
-			    ag->base.secrets[i]);
+	if (cfg_secret_is_key(c) != NULL)
+		log_warn("sandbox.secrets names %s, the model's own API key: "
+		    "every script (and so the model) can read it",
+		    cfg_secret_is_key(c));
 	if ((e = skill_reg_init(&ag->reg, c->skills, c->nskills, NULL,
 	    NULL)) != 0 || (e = skill_reg_scan(&ag->reg)) != 0) {
 		*err = e;

@@ -1031,6 +1031,19 @@ cfg_api_key_env(const struct cfg *c)
 
 /* see cfg.h */
 const char *
+cfg_secret_is_key(const struct cfg *c)
+{
+	const char *k = cfg_api_key_env(c);
+	unsigned i;
+
+	for (i = 0; k != NULL && i < c->sandbox.nsecrets; i++)
+		if (strcmp(c->sandbox.secrets[i], k) == 0)
+			return k;
+	return NULL;
+}
+
+/* see cfg.h */
+const char *
 cfg_api_key(const struct cfg *c)
 {
 	const char *var = cfg_api_key_env(c), *k;

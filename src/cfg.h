@@ -177,6 +177,10 @@ const char *cfg_source(const struct cfg *c, const char *key);
  * NULL for ollama and offline. */
 const char *cfg_api_key_env(const struct cfg *c);
 
+/* The entry of sandbox.secrets that hands the model's own API key to every
+ * script, or NULL. */
+const char *cfg_secret_is_key(const struct cfg *c);
+
 /* The API key from that variable, or NULL when unset or empty. */
 const char *cfg_api_key(const struct cfg *c);
 

@@ -298,6 +298,10 @@ do_check(const char *path, int json)
 		log_err("%s", err);
 		return EXIT_FAIL;
 	}
+	if (cfg_secret_is_key(&c) != NULL)
+		log_warn("sandbox.secrets names %s, the model's own API key: "
+		    "every script (and so the model) can read it",
+		    cfg_secret_is_key(&c));
 	memset(&o, 0, sizeof(o));
 	o.c = &c;
 	o.json = json;
