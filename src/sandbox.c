@@ -61,7 +61,7 @@
 
 #define SAFE_PATH	"/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:" \
 			"/sbin:/bin"
-#define MAX_ENV		(12 + SBX_MAX_SECRETS)
+#define MAX_ENV		(14 + SBX_MAX_SECRETS)
 #define GRACE_MS	200	/* for pipes still held after the exit */
 #define TICK_MS		100	/* longest poll: signals, exits without pidfd */
 #define NET_LAYERS	(SBX_L_LANDLOCK_NET | SBX_L_NETNS | SBX_L_SECCOMP_NET)
@@ -802,6 +802,13 @@ build_env(struct arena *a, const struct child *c, const char *ws,
 	if (c->tmp != NULL)
 		e |= env_add(a, env, &n, "TMPDIR", c->tmp);
 	e |= env_add(a, env, &n, "LANG", "C");
+	/* Under Bash(prefix:*) rules, git reads no configuration the
+	 * model could have written (HOME is the workspace): an alias or a
+	 * pager there would run any command behind an allowed "git". */
+	if (p->nshell_allow > 0) {
+		e |= env_add(a, env, &n, "GIT_CONFIG_GLOBAL", "/dev/null");
+		e |= env_add(a, env, &n, "GIT_CONFIG_NOSYSTEM", "1");
+	}
 	if (input_len <= SBX_ENV_INPUT_MAX &&
 	    memchr(input, '\0', input_len) == NULL &&
 	    (env[n++] = arena_printf(a, "SKILL_INPUT=%.*s", (int)input_len,

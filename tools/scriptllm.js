@@ -9,6 +9,8 @@
 //                      {"calls": [[NAME, ARGS], ...]}     tool calls (ARGS an
 //                                                         object or a string)
 //                      {"raw": "..."}                    these bytes, then close
+//                      {"drip": N, "every": MS}          N SSE comments MS apart
+//                                                         (a reply kept alive)
 //   DIR/port         written once listening
 //   DIR/journal      one line per request: its JSON body
 // Each request takes the next step; past the end the answer is
@@ -58,6 +60,18 @@ function answer(req, res, step) {
 	}
 	res.writeHead(200, { 'Content-Type': 'text/event-stream',
 	    'Connection': 'close' });
+	if (step.drip !== undefined) {
+		let n = 0;
+		const t = setInterval(() => {
+			if (n++ >= step.drip || res.destroyed) {
+				clearInterval(t);
+				res.end();
+				return;
+			}
+			res.write(': keepalive\n\n');
+		}, step.every || 1000);
+		return;
+	}
 	chunk(res, { role: 'assistant', content: '' });
 	if (step.calls) {
 		step.calls.forEach(([name, args], i) => {
