@@ -121,7 +121,8 @@ sh_word(const char **sp, char *buf, unsigned *fl)
 			c = *++s;
 		else if (c == '`' || (c == '$' && s[1] == '('))
 			return "command substitution";
-		else if (c == '$' && s[1] != '\0' && strchr("'\"[", s[1]))
+		else if (c == '$' && s[1] != '\0' &&
+		    strchr("'\"[", s[1]) != NULL)
 			return "$'...', $\"...\" or $[...]";
 		else if (c == '$' && s[1] == '{' && !is_name_brace(s + 2))
 			return "${...} other than ${NAME}";
