@@ -1,10 +1,12 @@
 /* test_sandbox.c - allowed-tools mapping, Bash(...) rules, output caps,
  * SHA-256 vectors, the audit record, and a few real runs (the escape
  * battery is tests/e2e/sandbox.test). */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "json.h"
@@ -79,7 +81,7 @@ shell_rules(void)
 	T(sh_ok(&p, "  git log --oneline | git show; git diff && git a || "
 	    "git b & git c"));
 	T(sh_ok(&p, "git commit -m 'a; rm -rf / && $(id) `id`'"));
-	T(sh_ok(&p, "git log \"$HOME\" > out 2>&1 </dev/null"));
+	T(sh_ok(&p, "git log 'HEAD' > out 2>&1 </dev/null"));
 	T(sh_ok(&p, "git log 2>&1 | git x\ngit y # comment; rm z"));
 	T(sh_ok(&p, "g\"i\"t status"));
 	T(sh_ok(&p, "git \\\n status"));
@@ -116,6 +118,252 @@ shell_rules(void)
 	T(sh_ok(&p, "npm 'run' test"));
 	T(!sh_ok(&p, "npm run build"));
 	T(!sh_ok(&p, "npm run"));
+}
+
+/* Lines a Bash(git:*) Bash(echo:*) Bash(find:*) skill must not run: the
+ * ones that held in the security probe (F7), the bypasses it found, and
+ * what else the shells read differently from the checker. */
+static const char *const sh_refused[] = {
+	/* held */
+	"id", "git status; id", "git status\nid", "git status & id",
+	"PAGER=id git log", "git $(id)", "git `id`", "git status >(id)",
+	"{ id; }", "git status || ! id", "git() { id; }; git",
+	"git version $'\\''\nid\n'",
+	/* git told to run a command, or to read a configuration that does */
+	"git -c alias.x='!id; echo ALIAS-RAN' x",
+	"'git' -c alias.y='!echo QUOTED' y",
+	"g\\it -c alias.y='!id' y",
+	"git --exec-path=/tmp/x x", "git --exec-path /tmp/x x",
+	"git -c core.pager=id log", "git -c core.sshCommand=id fetch origin",
+	"git -c core.fsmonitor=id status",
+	"git --config-env=core.pager=HOME log",
+	"git -c protocol.ext.allow=always clone 'ext::sh -c id' x",
+	"git -C ../other status", "git -C.. status",
+	"git --git-dir=../other/.git status", "git --work-tree=.. status",
+	"git --no-pager -c alias.x=!id x", "git -P -calias.x=!id x",
+	"git ls-remote --upload-pack='id;' .", "git ls-remote --upl='id;' .",
+	"git fetch --upload-pack id origin", "git pull --upload-pack=id",
+	"git push --receive-pack=id origin", "git push --exec=id origin",
+	"git archive --remote=. --exec=id HEAD", "git archive --ex=id",
+	"git rebase -x id HEAD~1", "git rebase -ix id", "git rebase --exec=id",
+	"git difftool -x id", "git difftool --extcmd=id",
+	"git grep -Oid foo", "git grep -nOid foo",
+	"git grep --open-files-in-pager=id foo", "git grep --open=id foo",
+	"git clone -u id . x", "git ls-remote --exec=id .",
+	"git clone -c core.hooksPath=hooks https://example.org/x.git",
+	"git clone --config core.hooksPath=hooks https://example.org/x.git",
+	"git clone --template=t . x", "git init --template t",
+	"git config alias.x '!id'", "git config core.fsmonitor id",
+	"git --help config", "git bisect run id", "git submodule foreach id",
+	"git filter-branch --tree-filter id", "git daemon --access-hook=id",
+	"git remote-ext . id", "git instaweb --httpd=id",
+	"git send-email --sendmail-cmd=id x",
+	/* git arguments the checker cannot read as git will */
+	"git -$- alias.x='!id' x", "git \"$_\" alias.x='!id' x", "git $X",
+	"git log ${X}", "git * x", "git -[c] alias.x=!id x", "git -? x",
+	"git {-c,alias.x=!id} x", "git log --format=$HOME",
+	"git 2>/dev/null -c alias.x=!id x", "git 12>/dev/null -c x",
+	/* find */
+	"find . -exec id ;", "find . -execdir id +", "find . -ok id \\;",
+	"find . -okdir id ;", "find . -delete", "find . -fprint x",
+	"find . -fls x", "find . -e\\xec id ;", "find . '-exec' id ;",
+	"find . -name x -exec id {} +", "find . $X", "find . -name *.c",
+	/* shell syntax the checker does not follow, or the shells differ on */
+	"echo first $'\\''\nid; echo X > file\n'", "echo $'a'",
+	"echo $\"a\"", "echo \"$'\"", "echo ${x:-a}", "echo ${x:=a}",
+	"echo ${x?a}", "echo ${#x}", "echo \"${x:-'}'}\"", "echo ${x",
+	"echo ${}", "echo $[1+1]", "echo $((1+1))",
+	"echo a <<E\necho '\nE\nid\necho '", "echo a <<-E\nE",
+	"echo a <<<x", "echo a &>/dev/null id", "echo a &>>x",
+	"echo a >&& id", "echo a >||id", "echo a <|x", "echo a >#x ; id",
+	"echo a >", "echo a > ; id", "echo a >\nid", "echo a 2>",
+	"echo a >(id)", "function git { id; }", "exec id", "eval id",
+	". ./x", "source x", "command id", "builtin echo x",
+	"! git status", "alias git=id", "echo a\\\n;id",
+	"echo x\\\n y", "echo \"$\\\n(id)\"", "echo $\\\n(id)",
+	"echo $\\\n'a'", "echo a <\\\n<E", "git 2\\\n>x -c a",
+	"git status\n# c\nid", "git status;#\nid", "time id", "(git status)",
+};
+
+/* Lines that skill may run. */
+static const char *const sh_accepted[] = {
+	"git status", "git log --oneline -5", "git diff HEAD~1 -- file",
+	"git --no-pager log -1", "git -P show HEAD", "git --version",
+	"git switch -c feature", "git log -c -C", "git commit -C HEAD",
+	"git commit -m 'cost $5 (or `id`; $(id))'", "git add -u",
+	"git push -u origin main", "git log --format='%h %s' -3",
+	"git show 'HEAD@{1}'", "git diff --color-words --exit-code",
+	"git clone --depth 1 https://example.org/x.git",
+	"git grep -n foo -- '*.c'", "git grep -e Opt",
+	"git log 2>&1 | git log\ngit status # comment; id",
+	"git status >out 2>/dev/null </dev/null", "git log >>out 2>&1",
+	"git log >|out", "git log > 'out file'", "git help config",
+	"echo $HOME ${HOME} \"$PATH\" *.c ~ $1 $@ {a,b}", "echo 'a $(id)'",
+	"echo a > file", "echo a 2>&1 >/dev/null", "echo a <>x", "echo a >&-",
+	"echo a 12>x", "echo x \\\n y", "echo a#b", "echo '$'\"'\"",
+	"find . -name '*.c' -type f", "find . -executable -print",
+	"find . -newer x -print0", "find . -name \"*.log\" -mtime +7",
+};
+
+static void
+shell_strict(void)
+{
+	struct sbx_policy p;
+	char why[160];
+	size_t i;
+
+	sbx_policy_defaults(&p);
+	T(sbx_from_allowed_tools(&p, &t_arena, "Bash(git:*) Bash(echo:*) "
+	    "Bash(find:*)") == 0);
+	for (i = 0; i < ARRAY_LEN(sh_refused); i++)
+		if (sh_ok(&p, sh_refused[i]))
+			t_fail(__FILE__, __LINE__, "accepted: %s",
+			    sh_refused[i]);
+	for (i = 0; i < ARRAY_LEN(sh_accepted); i++)
+		if (!sh_ok(&p, sh_accepted[i]))
+			t_fail(__FILE__, __LINE__, "refused: %s",
+			    sh_accepted[i]);
+	/* The reason names what was refused. */
+	T(sbx_shell_check(&p, "git -c alias.x=!id x", why, sizeof(why)) ==
+	    -E_DENIED);
+	T(strstr(why, "'git -c'") != NULL);
+	T(sbx_shell_check(&p, "git ls-remote --upl=id .", why,
+	    sizeof(why)) == -E_DENIED);
+	T(strstr(why, "'git --upl=id'") != NULL);
+	T(sbx_shell_check(&p, "echo $'x'", why, sizeof(why)) == -E_DENIED);
+	T(strstr(why, "$'") != NULL);
+	/* The program may be named by a path or through busybox. */
+	sbx_policy_defaults(&p);
+	T(sbx_from_allowed_tools(&p, &t_arena, "Bash(/usr/bin/git:*) "
+	    "Bash(busybox find:*)") == 0);
+	T(sh_ok(&p, "/usr/bin/git status"));
+	T(!sh_ok(&p, "/usr/bin/git -c alias.x=!id x"));
+	T(sh_ok(&p, "busybox find . -name x"));
+	T(!sh_ok(&p, "busybox find . -exec id ;"));
+	/* A rule word matches only a word the shell does not expand. */
+	sbx_policy_defaults(&p);
+	T(sbx_from_allowed_tools(&p, &t_arena, "Bash(l*:*)") == 0);
+	T(!sh_ok(&p, "l* x"));
+	/* Plain Bash: any line, the checker is not consulted. */
+	sbx_policy_defaults(&p);
+	T(sbx_from_allowed_tools(&p, &t_arena, "Bash") == 0);
+	T(sh_ok(&p, "git -c alias.x='!id' x; echo $'a'"));
+}
+
+/*
+ * Bypasses of the checker before F7 was fixed, each run under a real shell
+ * to show it does what the rules forbid (creates PWNED). The checker must
+ * refuse every one. A shell or git that is not installed skips its lines.
+ */
+static const struct {
+	const char	*sh;		/* ash (BusyBox), dash or bash */
+	const char	*setup;		/* run first, unchecked, or NULL */
+	const char	*line;
+} sh_real[] = {
+	{ "ash", NULL, "git -c alias.x='!touch PWNED' x" },
+	{ "ash", NULL, "'git' -c alias.y='!touch PWNED' y" },
+	{ "ash", NULL, "git -$- alias.x='!touch PWNED' x" },
+	{ "ash", NULL, "git 2>/dev/null -c alias.x='!touch PWNED' x" },
+	{ "ash", NULL, "git ls-remote --upl='touch PWNED;' ." },
+	{ "ash", "touch -- -c", "git -[c] alias.x='!touch PWNED' x" },
+	{ "ash", "git init -q", "git config alias.x '!touch PWNED'; git x" },
+	{ "ash", "git init -q s && git -C s -c user.name=u -c user.email=u@h "
+	    "commit -q --allow-empty -m m && mkdir h && printf '#!/bin/sh\n"
+	    "touch \"$HOME/PWNED\"\n' >h/post-checkout && "
+	    "chmod +x h/post-checkout",
+	    "git clone -q -c core.hooksPath=../h s d" },
+	{ "ash", NULL, "echo first $'\\''\ntouch PWNED\n'" },
+	{ "ash", NULL, "echo a <<E\necho '\nE\ntouch PWNED\necho '" },
+	{ "ash", NULL, "echo \"$\\\n(touch PWNED)\"" },
+	{ "ash", NULL, "find . -exec touch PWNED ';'" },
+	{ "dash", NULL, "echo a &>/dev/null touch PWNED" },
+	{ "bash", NULL, "git {-c,alias.x='!touch PWNED'} x" },
+};
+
+/* The path of an installed program, in buf, or NULL. */
+static const char *
+which(const char *prog, char *buf, size_t n)
+{
+	static const char *const dirs[] = { "/bin", "/usr/bin",
+	    "/usr/local/bin" };
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(dirs); i++) {
+		snprintf(buf, n, "%s/%s", dirs[i], prog);
+		if (access(buf, X_OK) == 0)
+			return buf;
+	}
+	return NULL;
+}
+
+/* Run `SH -c LINE` (SH a path; busybox runs its sh) in dir, with a small
+ * environment and no output. */
+static void
+sh_run(const char *sh, const char *dir, const char *line)
+{
+	char home[80];
+	char *const envp[] = { "PATH=/usr/local/bin:/usr/bin:/bin", home,
+	    "GIT_CONFIG_NOSYSTEM=1", NULL };
+	const char *argv[] = { sh, "sh", "-c", line, NULL };
+	int st, fd;
+	pid_t pid;
+
+	snprintf(home, sizeof(home), "HOME=%s", dir);
+	if (strstr(sh, "busybox") == NULL)
+		argv[1] = "-c", argv[2] = line, argv[3] = NULL;
+	if ((pid = fork()) < 0)
+		return;
+	if (pid == 0) {
+		if (chdir(dir) != 0)
+			_exit(126);
+		if ((fd = open("/dev/null", O_RDWR)) >= 0) {
+			dup2(fd, 0);
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		alarm(20);
+		execve(sh, (char *const *)argv, envp);
+		_exit(127);
+	}
+	waitpid(pid, &st, 0);
+}
+
+static void
+shell_for_real(void)
+{
+	struct sbx_policy p;
+	char dir[64], pwned[80], shp[64], git[64];
+	const char *t = getenv("TMPDIR"), *sh;
+	size_t i;
+
+	sbx_policy_defaults(&p);
+	T(sbx_from_allowed_tools(&p, &t_arena, "Bash(git:*) Bash(echo:*) "
+	    "Bash(find:*)") == 0);
+	for (i = 0; i < ARRAY_LEN(sh_real); i++) {
+		if (sh_ok(&p, sh_real[i].line))
+			t_fail(__FILE__, __LINE__, "accepted: %s",
+			    sh_real[i].line);
+		sh = strcmp(sh_real[i].sh, "ash") == 0 ? "busybox" :
+		    sh_real[i].sh;
+		if ((sh = which(sh, shp, sizeof(shp))) == NULL ||
+		    (strstr(sh_real[i].line, "git") != NULL &&
+		    which("git", git, sizeof(git)) == NULL))
+			continue;
+		snprintf(dir, sizeof(dir), "%s/skillbox-sh.XXXXXX",
+		    t != NULL && strlen(t) < 32 ? t : "/tmp");
+		if (mkdtemp(dir) == NULL) {
+			t_fail(__FILE__, __LINE__, "mkdtemp");
+			return;
+		}
+		if (sh_real[i].setup != NULL)
+			sh_run(sh, dir, sh_real[i].setup);
+		sh_run(sh, dir, sh_real[i].line);
+		snprintf(pwned, sizeof(pwned), "%s/PWNED", dir);
+		if (access(pwned, F_OK) != 0)
+			t_fail(__FILE__, __LINE__, "%s did not run: %s",
+			    sh_real[i].sh, sh_real[i].line);
+		sbx_rmtree(dir);
+	}
 }
 
 static void
@@ -337,6 +585,8 @@ run_limits(void)
 static const struct unit_case cases[] = {
 	{ "allowed_tools", allowed_tools },
 	{ "shell_rules", shell_rules },
+	{ "shell_strict", shell_strict },
+	{ "shell_for_real", shell_for_real },
 	{ "output_cap", output_cap },
 	{ "sha256_vectors", sha256_vectors },
 	{ "layer_words", layer_words },
