@@ -179,8 +179,9 @@ int	sbx_layers_parse(const char *s, unsigned *out, const char **bad);
 
 /* Check a command line against p: the shell permission, then the
  * Bash(cmd:*) rules on every command of the line (split on ; & && || |
- * and newlines, quotes respected); command substitution, subshells and
- * process substitution are refused in a restricted line. Returns 0 or
+ * and newlines, read as ash, dash and bash read it); what the checker
+ * does not follow is refused in a restricted line, and so are git's and
+ * find's command-running options (sandbox_shell.c). Returns 0 or
  * -E_DENIED with the reason in why. */
 int	sbx_shell_check(const struct sbx_policy *p, const char *line,
 	    char *why, size_t whylen);
