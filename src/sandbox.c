@@ -2,8 +2,9 @@
  * sandbox.h); the layers are in sandbox_{rlimit,landlock,seccomp}.c.
  *
  * The child narrows itself in the order of DESIGN.md: new session and
- * process group, fds, chdir, rlimits, network namespace, uid and gid,
- * no_new_privs, Landlock, seccomp, then execve with the scrubbed
+ * process group, fds, chdir, rlimits, network namespace, the Landlock
+ * ruleset (made while every path it names can still be opened), uid and
+ * gid, no_new_privs, Landlock, seccomp, then execve with the scrubbed
  * environment (built, like the private tmp, by the parent). The network
  * namespace comes before the uid drop because root needs no user
  * namespace for it; no_new_privs before Landlock and seccomp because the
@@ -504,7 +505,7 @@ run_child(const struct child *c)
 	struct report rep;
 	struct sigaction sa;
 	sigset_t none;
-	int i, fd[4], rfd = c->fd[3];
+	int i, fd[4], rfd = c->fd[3], rs = -1;
 
 	memset(&rep, 0, sizeof(rep));
 	memset(&sa, 0, sizeof(sa));
@@ -533,6 +534,9 @@ run_child(const struct child *c)
 		layer(&rep, SBX_L_RLIMIT, -sbx_rlimit_apply(p));
 	if (c->want & SBX_L_NETNS)
 		layer(&rep, SBX_L_NETNS, netns());
+	if ((c->want & SBX_L_LANDLOCK) && (rs = sbx_landlock_prepare(c->root,
+	    c->ws, c->tmp, c->abi, !!(c->want & SBX_L_LANDLOCK_NET))) < 0)
+		layer(&rep, SBX_L_LANDLOCK, -rs);
 	if (c->want & SBX_L_USERDROP) {
 		/* Our pipes, so that /dev/stdout can be opened again. */
 		for (i = 0; i < 3; i++)
@@ -554,9 +558,8 @@ run_child(const struct child *c)
 	if (c->want & SBX_L_NNP)
 		layer(&rep, SBX_L_NNP, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ?
 		    errno : 0);
-	if (c->want & SBX_L_LANDLOCK) {
-		layer(&rep, SBX_L_LANDLOCK, -sbx_landlock_apply(c->root,
-		    c->ws, c->tmp, c->abi, !!(c->want & SBX_L_LANDLOCK_NET)));
+	if ((c->want & SBX_L_LANDLOCK) && rs >= 0) {
+		layer(&rep, SBX_L_LANDLOCK, -sbx_landlock_restrict(rs));
 		if (rep.layers & SBX_L_LANDLOCK)
 			rep.layers |= c->want & SBX_L_LANDLOCK_NET;
 	}

@@ -17,14 +17,19 @@ int	sbx_rlimit_as_works(void);
  * this kernel, -EOPNOTSUPP: disabled at boot). */
 int	sbx_landlock_abi(void);
 
-/* Restrict this process: read and execute the system folders and the
- * skill folder `root` (never write it), read and write the workspace `ws`,
- * tmp and /dev/null (paths absolute; ws and tmp may be NULL); with cut_net
- * (ABI 4+) no TCP bind or connect. A system folder that does not exist is
- * skipped; any other failure fails the whole layer. Needs no_new_privs
- * (or CAP_SYS_ADMIN). Returns 0 or -errno. */
-int	sbx_landlock_apply(const char *root, const char *ws, const char *tmp,
+/* The ruleset for this process: read and execute the system folders and
+ * the skill folder `root` (never write it), read and write the workspace
+ * `ws`, tmp and /dev/null (paths absolute; ws and tmp may be NULL); with
+ * cut_net (ABI 4+) no TCP bind or connect. Made before the uid drop, so
+ * that what it names is reachable whatever the script's user may open. A
+ * system folder that does not exist is skipped; any other failure fails
+ * the whole layer. Returns the ruleset fd or -errno. */
+int	sbx_landlock_prepare(const char *root, const char *ws, const char *tmp,
 	    int abi, int cut_net);
+
+/* Restrict this process to the ruleset rs (closed here). Needs
+ * no_new_privs (or CAP_SYS_ADMIN). Returns 0 or -errno. */
+int	sbx_landlock_restrict(int rs);
 
 /* sandbox_seccomp.c: install the deny-list filter for this arch (EPERM for
  * dangerous syscalls, ENOSYS for clone3, kill on a foreign arch); with

@@ -118,7 +118,7 @@ allow(int rs, const char *path, uint64_t access, uint64_t handled, int must)
 
 /* see sandbox_int.h */
 int
-sbx_landlock_apply(const char *root, const char *ws, const char *tmp,
+sbx_landlock_prepare(const char *root, const char *ws, const char *tmp,
     int abi, int cut_net)
 {
 	struct ll_ruleset ra = { (FS_MAKE_SYM << 1) - 1, 0, 0 };
@@ -146,8 +146,19 @@ sbx_landlock_apply(const char *root, const char *ws, const char *tmp,
 		e = allow(rs, ws, RW, ra.fs, 1);
 	if (e == 0 && tmp != NULL)
 		e = allow(rs, tmp, RW, ra.fs, 1);
-	if (e == 0 && syscall(__NR_landlock_restrict_self, rs, 0) != 0)
-		e = -errno;
+	if (e != 0) {
+		close(rs);
+		return e;
+	}
+	return rs;
+}
+
+/* see sandbox_int.h */
+int
+sbx_landlock_restrict(int rs)
+{
+	int e = syscall(__NR_landlock_restrict_self, rs, 0) != 0 ? -errno : 0;
+
 	close(rs);
 	return e;
 }
