@@ -7,8 +7,10 @@
  * kept). For debugging skills and for cron. The script runs in the
  * workspace; $SKILL_ROOT is its (read-only) skill folder. A script
  * without execute permission runs through its #! line; one without #!
- * by its extension (.py python3, .js node), else /bin/sh. Put `--` before
- * script arguments that start with '-'.
+ * by its extension (.py python3, .js node), else /bin/sh. The options
+ * below go before SCRIPT; everything after SCRIPT is the script's,
+ * options included (a `--` right after SCRIPT is dropped: `-- --` passes
+ * one).
  *
  * --input JSON      the input (default: stdin unless it is a terminal;
  *                   empty: {})
@@ -120,13 +122,13 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *bad = NULL, *dis = getenv("SKILLBOX_SANDBOX_DISABLE");
+	const char *bad = NULL;
 	unsigned l;
 	double t;
 	int c;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "d:e:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+d:e:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			if (add_root(o, optarg) != 0)
@@ -168,6 +170,36 @@ parse_opts(int argc, char **argv, struct opts *o)
 		default: return -cmd_usage("exec", "bad option");
 		}
 	}
+	return optind;
+}
+
+/* Options before SKILL and between SKILL and SCRIPT are ours, the rest
+ * the script's: getopt stops at SKILL ("+"), then runs again from there.
+ * Sets *skill; returns the index of SCRIPT (argc when missing), or a
+ * negative exit status as parse_opts does. */
+static int
+parse_args(int argc, char **argv, struct opts *o, int *skill)
+{
+	const char *bad = NULL, *dis = getenv("SKILLBOX_SANDBOX_DISABLE");
+	char *name;
+	int i, j;
+
+	if ((i = parse_opts(argc, argv, o)) < 0)
+		return i;
+	*skill = i;
+	if (i >= argc)
+		return argc;
+	if (strcmp(argv[i - 1], "--") == 0)
+		j = 1;			/* no options after `--` */
+	else {
+		/* getopt skips argv[0]: SKILL, named "exec" in messages. */
+		name = argv[i];
+		argv[i] = argv[0];
+		j = parse_opts(argc - i, argv + i, o);
+		argv[i] = name;
+		if (j < 0)
+			return j;
+	}
 	if (dis != NULL && *dis != '\0') {
 		if (sbx_layers_parse(dis, &o->p.disable, &bad) != 0)
 			return -cmd_usage("exec", "SKILLBOX_SANDBOX_DISABLE: "
@@ -175,7 +207,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		log_warn("exec: sandbox layers switched off by "
 		    "SKILLBOX_SANDBOX_DISABLE: %s", dis);
 	}
-	return optind;
+	return i + j;
 }
 
 /* The input: --input, else stdin unless a terminal; must be JSON. */
@@ -325,17 +357,24 @@ cmd_exec(int argc, char **argv)
 	struct skill_reg reg;
 	struct sbx_result r;
 	struct skill *sk;
-	const char **av, *in = "{}", *miss;
+	const char **av, *in = "{}", *miss, *script;
 	char *path = NULL, *ws = NULL;
 	size_t inlen = 2;
-	int i, e, rc;
+	int i, sc, nargs, e, rc;
 
 	memset(&o, 0, sizeof(o));
 	sbx_policy_defaults(&o.p);
-	if ((i = parse_opts(argc, argv, &o)) < 0)
-		return i <= -100 ? -i - 100 : -i;
-	if (argc - i < 2)
+	if ((sc = parse_args(argc, argv, &o, &i)) < 0)
+		return sc <= -100 ? -sc - 100 : -sc;
+	if (sc >= argc)
 		return cmd_usage("exec", "want SKILL SCRIPT [ARGS...]");
+	script = argv[sc];
+	/* Older versions wanted `--` before the script's options. */
+	nargs = argc - sc - 1;
+	if (nargs > 0 && strcmp(argv[sc + 1], "--") == 0) {
+		sc++;
+		nargs--;
+	}
 	if (getuid() == 0 && !o.user_set)
 		o.p.uid = o.p.gid = 65534;
 	if (o.nroots == 0 && (e = cmd_default_roots("exec", o.roots,
@@ -354,10 +393,10 @@ cmd_exec(int argc, char **argv)
 		log_err("exec: no skill named '%s'", argv[i]);
 		return EXIT_REFUSED;
 	}
-	if ((e = skill_path(sk, &app.perm, argv[i + 1], 1, &path)) != 0) {
+	if ((e = skill_path(sk, &app.perm, script, 1, &path)) != 0) {
 		if (e == -E_NOMEM)
 			return cmd_nomem("finding the script");
-		log_err("exec: %s: %s: %s", sk->name, argv[i + 1], e ==
+		log_err("exec: %s: %s: %s", sk->name, script, e ==
 		    -E_NOENT ? "no such script" : "not a path inside the skill "
 		    "folder");
 		return e == -E_NOENT ? 127 : EXIT_REFUSED;
@@ -372,11 +411,11 @@ cmd_exec(int argc, char **argv)
 	if (o.nonet)
 		o.p.perms &= ~(unsigned)SBX_NET;
 	if ((e = sbx_script_argv(&app.perm, path, (const char *const *)argv +
-	    i + 2, (unsigned)(argc - i - 2), &av, &miss)) != 0) {
+	    sc + 1, (unsigned)nargs, &av, &miss)) != 0) {
 		if (e == -E_NOMEM)
 			return cmd_nomem("building the command");
-		log_err("exec: %s %s: %s%s", sk->name, argv[i + 1], e ==
-		    -E_NOENT ? "needs an interpreter that is not installed: " :
+		log_err("exec: %s %s: %s%s", sk->name, script, e == -E_NOENT ?
+		    "needs an interpreter that is not installed: " :
 		    "cannot read it", e == -E_NOENT ? miss : "");
 		return e == -E_NOENT ? 127 : 126;
 	}
@@ -402,12 +441,12 @@ cmd_exec(int argc, char **argv)
 	}
 	if (e != 0 || r.denied || r.timed_out || (r.why[0] != '\0' &&
 	    r.status >= 126))
-		log_err("exec: %s %s: %s", sk->name, argv[i + 1], r.why);
+		log_err("exec: %s %s: %s", sk->name, script, r.why);
 	miss = r.missing ? sbx_layers_str(&app.perm, r.missing) : NULL;
 	if (app.stats || log_get_level() >= LOG_INFO)
 		fprintf(stderr, "skillbox: exec: %s %s: %s%d, %ld ms, "
 		    "stdout %zu bytes, stderr %zu bytes; confinement: %s%s%s\n",
-		    sk->name, argv[i + 1], r.signal ? "signal " : "exit ",
+		    sk->name, script, r.signal ? "signal " : "exit ",
 		    r.signal ? r.signal : rc, r.ms, r.out_total, r.err_total,
 		    r.confinement != NULL ? r.confinement : "none",
 		    miss != NULL ? "; missing: " : "", miss != NULL ? miss :

@@ -23,6 +23,8 @@
  * --max-tokens N
  * --connect-timeout S, --first-byte-timeout S, --idle-timeout S
  *                   (defaults 10, 120, 60 seconds)
+ * --deadline S      all of it, retries and every round included, within S
+ *                   seconds, however the server trickles (default: none)
  * --retries N       extra attempts on 429/502/503/529 and failed
  *                   connections, before any output (default 3)
  * --max-backoff S   longest wait between attempts (default 30)
@@ -41,6 +43,7 @@
 #include "json.h"
 #include "llm.h"
 #include "log.h"
+#include "net.h"
 #include "str.h"
 
 #define MAX_ROUNDS	8
@@ -307,7 +310,8 @@ int
 cmd_llm(int argc, char **argv)
 {
 	enum { O_TOOLS = 256, O_RESULT, O_NOSTREAM, O_JSON, O_CA, O_BEARER,
-	    O_AVER, O_MAXTOK, O_CTO, O_FTO, O_ITO, O_RETRIES, O_BACKOFF };
+	    O_AVER, O_MAXTOK, O_CTO, O_FTO, O_ITO, O_RETRIES, O_BACKOFF,
+	    O_DEADLINE };
 	static const struct option lo[] = {
 		{ "tools", required_argument, NULL, O_TOOLS },
 		{ "tool-result", required_argument, NULL, O_RESULT },
@@ -322,6 +326,7 @@ cmd_llm(int argc, char **argv)
 		{ "idle-timeout", required_argument, NULL, O_ITO },
 		{ "retries", required_argument, NULL, O_RETRIES },
 		{ "max-backoff", required_argument, NULL, O_BACKOFF },
+		{ "deadline", required_argument, NULL, O_DEADLINE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -337,7 +342,7 @@ cmd_llm(int argc, char **argv)
 	unsigned round;
 	char *prompt;
 	size_t plen;
-	int c, e, ms;
+	int c, e, ms, deadline = 0;
 
 	llm_conf_defaults(&conf);
 	memset(&q, 0, sizeof(q));
@@ -361,12 +366,14 @@ cmd_llm(int argc, char **argv)
 			q.max_tokens = (unsigned)strtoul(optarg, NULL, 10);
 			break;
 		case O_CTO: case O_FTO: case O_ITO: case O_BACKOFF:
+		case O_DEADLINE:
 			if (seconds(optarg, &ms) != 0)
 				return cmd_usage("llm", "bad number of "
 				    "seconds '%s'", optarg);
 			if (c == O_CTO) conf.connect_ms = ms;
 			else if (c == O_FTO) conf.first_ms = ms;
 			else if (c == O_ITO) conf.idle_ms = ms;
+			else if (c == O_DEADLINE) deadline = ms;
 			else conf.max_backoff_ms = (unsigned)ms;
 			break;
 		case O_RETRIES:
@@ -416,6 +423,8 @@ cmd_llm(int argc, char **argv)
 	q.msgs = msgs;
 	if ((cl = llm_client_new(&app.perm, &conf)) == NULL)
 		return cmd_nomem("starting");
+	if (deadline > 0)
+		llm_set_deadline(cl, net_now_ms() + deadline);
 	sink.text = on_text;
 	sink.call = on_call;
 	sink.ctx = &o;

@@ -15,6 +15,8 @@
 #include "sse.h"
 #include "tls.h"
 
+#define ERROR_BODY_MAX	(16u << 10)	/* bytes of a non-200 body read */
+
 /* --- assembling a reply */
 
 void
@@ -465,11 +467,13 @@ struct llm_client {
 	struct tls_conn		*tls;
 	struct net_conn		 net;
 	int			 up;		/* a connection is open */
+	long long		 deadline;	/* see llm_set_deadline */
 	struct http_conn	 hc;
 	char			 rbuf[4096];
 	int			 status;
 	unsigned		 attempts;
 	int			 delivered;	/* output reached the sink */
+	int			 timed_out;	/* the deadline ended llm_send */
 	const struct llm_sink	*user_sink;
 	char			 why[320];
 };
@@ -774,10 +778,16 @@ attempt(struct llm_client *cl, struct arena *a, struct arena *tmp,
 	if (resp.status != 200) {
 		struct sbuf eb;
 
-		sbuf_init(&eb, tmp, 16384);
-		while ((n = http_read_body(&cl->hc, buf, sizeof(buf))) > 0)
+		/* The message is at the start; an endless error body is not
+		 * read to its end, and the connection goes with it. */
+		sbuf_init(&eb, tmp, ERROR_BODY_MAX);
+		while ((n = http_read_body(&cl->hc, buf, MIN(sizeof(buf),
+		    ERROR_BODY_MAX - eb.len))) > 0) {
 			sbuf_add(&eb, buf, (size_t)n);
-		if (n < 0 || eb.err)
+			if (eb.err || eb.len >= ERROR_BODY_MAX)
+				break;
+		}
+		if (n != 0 || eb.err)
 			disconnect(cl);
 		error_body(cl, tmp, resp.status, eb.p, eb.len);
 		if (retryable(resp.status)) {
@@ -842,6 +852,8 @@ llm_send(struct llm_client *cl, struct arena *a, const struct llm_req *q,
 	cl->user_sink = sink;
 	cl->delivered = 0;
 	cl->attempts = 0;
+	cl->timed_out = 0;
+	cl->net.expired = 0;
 	arena_init(&tmp, "request");
 	sbuf_init(&body, NULL, LLM_MAX_TEXT * 2);
 	json_writer_init(&w, &body);
@@ -883,6 +895,13 @@ llm_send(struct llm_client *cl, struct arena *a, const struct llm_req *q,
 		cl->attempts++;
 		e = attempt(cl, a, &tmp, q, &head, &body, r, &again, &wait);
 		arena_reset_to(&tmp, m);
+		if (e != 0 && cl->net.expired) {
+			cl->timed_out = 1;
+			e = fail(cl, -E_TIMEOUT, "%s: the turn's time limit was "
+			    "reached while waiting for the model",
+			    cl->url.host);
+			break;
+		}
 		if (e == 0 || !again || cl->delivered)
 			break;
 		if (i >= cl->c.retries) {
@@ -910,12 +929,35 @@ llm_send(struct llm_client *cl, struct arena *a, const struct llm_req *q,
 			}
 			backoff = (long)cl->c.max_backoff_ms;
 		}
+		if (cl->deadline > 0 && net_now_ms() + backoff >=
+		    cl->deadline) {
+			size_t k = strlen(cl->why);
+
+			snprintf(cl->why + k, sizeof(cl->why) - k, " (not "
+			    "retried: the turn's time limit comes first)");
+			break;
+		}
 		sleep_ms(backoff);
 	}
 out:
 	sbuf_release(&body);
 	arena_reset(&tmp);
 	return e;
+}
+
+/* see llm.h */
+void
+llm_set_deadline(struct llm_client *cl, long long deadline_ms)
+{
+	cl->deadline = deadline_ms;
+	cl->net.deadline = deadline_ms;
+}
+
+/* see llm.h */
+int
+llm_timed_out(const struct llm_client *cl)
+{
+	return cl->timed_out;
 }
 
 const char *

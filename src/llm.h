@@ -185,9 +185,24 @@ struct llm_client *llm_client_new(struct arena *perm, const struct llm_conf *c);
 /* Send q and assemble the reply into *r (strings in `a`). Streamed text
  * goes to sink as it arrives. Retries 429/502/503/529 and failed
  * connections with backoff (Retry-After honoured) only while nothing has
- * reached the sink. Returns 0, or -E_* with llm_why() in words. */
+ * reached the sink. Of an error reply only the first 16 KiB are read, and
+ * the connection is closed after a longer one. Returns 0, or -E_* with
+ * llm_why() in words. */
 int	llm_send(struct llm_client *cl, struct arena *a, const struct llm_req *q,
 	    const struct llm_sink *sink, struct llm_reply *r);
+
+/* Bound every later llm_send, all attempts together, by an absolute
+ * deadline in net_now_ms() milliseconds (0: none, the default): connect,
+ * TLS, each wait for bytes, and the waits between retries. A server that
+ * keeps the reply alive with a byte now and then is cut off there too.
+ * When it passes, llm_send fails with -E_TIMEOUT and llm_timed_out() says
+ * so; a retry whose wait would end past it is not made (llm_send returns
+ * the failure it had, with a note in llm_why). The name lookup is not
+ * covered: the resolver has its own timeouts. */
+void	llm_set_deadline(struct llm_client *cl, long long deadline_ms);
+
+/* 1 when the last llm_send failed because the deadline passed, else 0. */
+int	llm_timed_out(const struct llm_client *cl);
 
 /* Give back the reply's text. */
 void	llm_reply_release(struct llm_reply *r);

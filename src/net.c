@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
@@ -31,24 +32,45 @@ fail(struct net_conn *c, int e, int err_no, const char *why)
 	return e;
 }
 
-/* Wait for `ev` on the socket for at most ms (negative: forever). */
+/* The deadline has passed: fail whatever was going on. */
+static int
+expire(struct net_conn *c)
+{
+	c->expired = 1;
+	return fail(c, -E_TIMEOUT, ETIMEDOUT, "the deadline passed");
+}
+
+static int
+past_deadline(struct net_conn *c)
+{
+	return c->deadline > 0 && net_now_ms() >= c->deadline;
+}
+
+/* Wait for `ev` on the socket for at most ms (negative: forever), and
+ * never past the deadline. */
 static int
 wait_fd(struct net_conn *c, short ev, int ms)
 {
 	struct pollfd p = { c->fd, ev, 0 };
-	long long end = net_now_ms() + ms;
-	int r, left = ms;
+	long long now = net_now_ms(), end = ms < 0 ? -1 : now + ms;
+	int r, left, late = 0;
 
+	if (c->deadline > 0 && (end < 0 || c->deadline <= end)) {
+		end = c->deadline;
+		late = 1;
+	}
 	for (;;) {
+		left = end < 0 ? -1 : (int)MIN(MAX(end - now, 0), INT_MAX);
 		r = poll(&p, 1, left);
 		if (r > 0)
 			return 0;
+		if (r == 0 && late)
+			return expire(c);
 		if (r == 0)
 			return fail(c, -E_TIMEOUT, ETIMEDOUT, "timed out");
 		if (errno != EINTR)
 			return fail(c, -E_IO, errno, strerror(errno));
-		if (ms >= 0 && (left = (int)(end - net_now_ms())) < 0)
-			left = 0;
+		now = net_now_ms();
 	}
 }
 
@@ -65,6 +87,8 @@ net_connect(struct net_conn *c, const char *host, unsigned port,
 
 	c->fd = -1;
 	c->waiting_first = 0;
+	if (past_deadline(c))
+		return expire(c);
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
@@ -123,6 +147,9 @@ net_read(struct net_conn *c, void *buf, size_t n)
 	int e;
 
 	for (;;) {
+		/* A server that trickles bytes never makes us wait. */
+		if (past_deadline(c))
+			return expire(c);
 		r = read(c->fd, buf, n);
 		if (r >= 0) {
 			if (r > 0)
@@ -136,7 +163,7 @@ net_read(struct net_conn *c, void *buf, size_t n)
 		e = wait_fd(c, POLLIN, c->waiting_first ? c->first_ms :
 		    c->idle_ms);
 		if (e != 0) {
-			if (e == -E_TIMEOUT)
+			if (e == -E_TIMEOUT && !c->expired)
 				c->why = c->waiting_first ?
 				    "no reply within the first-byte timeout" :
 				    "the reply stalled past the idle timeout";
@@ -154,6 +181,8 @@ net_write(struct net_conn *c, const void *buf, size_t n)
 	int e;
 
 	while (n > 0) {
+		if (past_deadline(c))
+			return expire(c);
 		r = send(c->fd, p, n, MSG_NOSIGNAL);
 		if (r > 0) {
 			p += r;

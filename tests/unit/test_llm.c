@@ -1,12 +1,21 @@
 /* test_llm.c - the wire protocols: recorded streams and whole replies from
  * tests/data/streams/PROTO-CASE.txt, decoded at once and in pieces of 1, 2,
  * 3 and 7 bytes (so UTF-8 characters and lines split across reads), with
- * CRLF line ends and without the last blank line; and request bodies. */
+ * CRLF line ends and without the last blank line; request bodies; and the
+ * transport against a server on 127.0.0.1 that answers badly. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 
 #include "json.h"
 #include "llm.h"
+#include "net.h"
 #include "str.h"
 #include "unit.h"
 
@@ -584,6 +593,168 @@ t_find(void)
 	T_EQS(llm_ollama.path, "/api/chat");
 }
 
+/* A listening socket on 127.0.0.1; its base URL in url[64]. */
+static int
+listen_local(char *url, size_t n)
+{
+	struct sockaddr_in sa;
+	socklen_t sl = sizeof(sa);
+	int fd;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+	    listen(fd, 4) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&sa, &sl) != 0) {
+		t_fail(__FILE__, __LINE__, "cannot listen on 127.0.0.1");
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	snprintf(url, n, "http://127.0.0.1:%u", ntohs(sa.sin_port));
+	return fd;
+}
+
+enum bad { DRIP, ENDLESS_500 };
+
+/* The server, in a child: accept one connection, read the request, then
+ * answer as `how` says until the client goes (or 10 s pass). Exits 0 when
+ * the client hung up within 8 MiB of an endless body, else 1. */
+static void
+serve_badly(int lfd, enum bad how)
+{
+	static const char drip[] = "HTTP/1.1 200 OK\r\nContent-Type: "
+	    "text/event-stream\r\n\r\n";
+	static const char e500[] = "HTTP/1.1 500 Oops\r\nTransfer-Encoding: "
+	    "chunked\r\n\r\n";
+	static char chunk[4096 + 8] = "1000\r\n";
+	struct timespec ts = { 0, 20000000L };
+	long long end = net_now_ms() + 10000;
+	size_t sent = 0;
+	char req[4096];
+	int fd;
+
+	alarm(15);
+	if ((fd = accept(lfd, NULL, NULL)) < 0 ||
+	    read(fd, req, sizeof(req)) <= 0)
+		_exit(1);
+	memset(chunk + 6, 'e', 4096);
+	memcpy(chunk + 4102, "\r\n", 2);
+	if (send(fd, how == DRIP ? drip : e500, how == DRIP ? sizeof(drip) -
+	    1 : sizeof(e500) - 1, MSG_NOSIGNAL) < 0)
+		_exit(1);
+	while (net_now_ms() < end) {
+		if (how == DRIP) {
+			if (send(fd, ": keepalive\n\n", 13, MSG_NOSIGNAL) < 0)
+				_exit(0);
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		if (send(fd, chunk, 4104, MSG_NOSIGNAL) < 0)
+			_exit(sent < (8u << 20) ? 0 : 1);
+		sent += 4104;
+	}
+	_exit(1);
+}
+
+/* One request to a server that answers badly, within deadline_ms (0:
+ * none); the result and the time it took. */
+static int
+send_badly(enum bad how, long long deadline_ms, int *timed_out,
+    long long *took, int *child_ok)
+{
+	struct llm_msg m = { LLM_USER, "hi", 2, NULL, 0, NULL, NULL, 0, NULL };
+	struct llm_req q = { "m", NULL, &m, NULL, 0, 0, 1 };
+	struct llm_client *cl;
+	struct llm_reply r;
+	struct llm_conf c;
+	char url[64];
+	long long t0;
+	pid_t pid;
+	int lfd, e, st;
+
+	if ((lfd = listen_local(url, sizeof(url))) < 0)
+		return -E_IO;
+	if ((pid = fork()) == 0)
+		serve_badly(lfd, how);
+	close(lfd);
+	llm_conf_defaults(&c);
+	c.base_url = url;
+	c.retries = 0;
+	T((cl = llm_client_new(&t_arena, &c)) != NULL);
+	t0 = net_now_ms();
+	if (deadline_ms > 0)
+		llm_set_deadline(cl, t0 + deadline_ms);
+	e = llm_send(cl, &t_arena, &q, NULL, &r);
+	*took = net_now_ms() - t0;
+	*timed_out = llm_timed_out(cl);
+	if (e == 0)
+		llm_reply_release(&r);
+	if (e == -E_TIMEOUT)
+		T(strstr(llm_why(cl), "time limit was reached") != NULL);
+	if (how == ENDLESS_500)
+		T_EQI(llm_status(cl), 500);
+	if (how == DRIP)
+		kill(pid, SIGTERM);
+	*child_ok = pid > 0 && waitpid(pid, &st, 0) == pid &&
+	    WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	return e;
+}
+
+static void
+t_deadline(void)
+{
+	struct llm_msg m = { LLM_USER, "hi", 2, NULL, 0, NULL, NULL, 0, NULL };
+	struct llm_req q = { "m", NULL, &m, NULL, 0, 0, 1 };
+	struct llm_client *cl;
+	struct llm_reply r;
+	struct llm_conf c;
+	long long took;
+	char url[64];
+	int lfd, to, ok;
+
+	/* A drip of SSE comments: the idle timeout never fires. */
+	T_EQI(send_badly(DRIP, 300, &to, &took, &ok), -E_TIMEOUT);
+	T(to == 1 && took >= 250 && took < 3000);
+
+	/* Nobody accepts: the request sits in the backlog, no reply. */
+	if ((lfd = listen_local(url, sizeof(url))) < 0)
+		return;
+	llm_conf_defaults(&c);
+	c.base_url = url;
+	c.retries = 0;
+	T((cl = llm_client_new(&t_arena, &c)) != NULL);
+	llm_set_deadline(cl, net_now_ms() + 200);
+	took = net_now_ms();
+	T_EQI(llm_send(cl, &t_arena, &q, NULL, &r), -E_TIMEOUT);
+	took = net_now_ms() - took;
+	T(llm_timed_out(cl) && took >= 150 && took < 3000);
+	/* Already past: not even a connection. */
+	llm_set_deadline(cl, net_now_ms() - 1);
+	T_EQI(llm_send(cl, &t_arena, &q, NULL, &r), -E_TIMEOUT);
+	T_EQI(llm_attempts(cl), 1);
+	T(llm_timed_out(cl));
+	/* No deadline again: an error that is not a timeout says so. */
+	llm_set_deadline(cl, 0);
+	close(lfd);
+	T(llm_send(cl, &t_arena, &q, NULL, &r) != 0);
+	T(!llm_timed_out(cl));
+}
+
+static void
+t_error_body(void)
+{
+	long long took;
+	int to, ok;
+
+	/* An endless error body: its start is the message, the rest is
+	 * not read; the server sees the connection go. */
+	T_EQI(send_badly(ENDLESS_500, 0, &to, &took, &ok), -E_PROTO);
+	T(!to && ok);
+}
+
 static const struct unit_case cases[] = {
 	{ "openai", t_openai },
 	{ "openai_quirks", t_openai_quirks },
@@ -593,6 +764,8 @@ static const struct unit_case cases[] = {
 	{ "broken", t_broken },
 	{ "request", t_request },
 	{ "find", t_find },
+	{ "deadline", t_deadline },
+	{ "error_body", t_error_body },
 };
 
 const struct unit_suite suite_llm = { "llm", cases, ARRAY_LEN(cases) };
