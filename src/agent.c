@@ -672,6 +672,13 @@ run_frame(struct agent *ag, struct frame *f, const char **answer)
 			    "memory budget exhausted while receiving the "
 			    "reply" : llm_why(ag->cl));
 			ag->stop = e == -E_NOMEM ? AG_NOMEM : AG_FAIL;
+			if (llm_timed_out(ag->cl)) {
+				snprintf(ag->why, sizeof(ag->why), "stopped: "
+				    "the turn took more than %u s (limits.time) "
+				    "while waiting for the model",
+				    ag->cfg->limits.time_s);
+				ag->stop = AG_LIMIT;
+			}
 			ev_error(ag, ag->why);
 			break;
 		}
@@ -840,7 +847,8 @@ compact(struct agent *ag, const char **out)
 		snprintf(ag->why, sizeof(ag->why), "compaction failed: %s",
 		    llm_why(ag->cl));
 		*out = ag->why;
-		return e == -E_NOMEM ? AG_NOMEM : AG_FAIL;
+		return e == -E_NOMEM ? AG_NOMEM : llm_timed_out(ag->cl) ?
+		    AG_LIMIT : AG_FAIL;
 	}
 	ag->in_tok += r.in_tokens;
 	ag->out_tok += r.out_tokens;
@@ -1201,6 +1209,11 @@ agent_turn(struct agent *ag, const char *input, size_t n, const char **final)
 	ag->nhashes = 0;
 	ag->turn_no++;
 	ag->deadline = net_now_ms() + (long long)ag->cfg->limits.time_s * 1000;
+	/* The model's replies count against the turn too (compaction
+	 * included): a trickle of keep-alives cannot hold it open. */
+	if (ag->cl != NULL)
+		llm_set_deadline(ag->cl, ag->cfg->limits.time_s != 0 ?
+		    ag->deadline : 0);
 	if (ag->workspace != NULL)
 		(void)sbx_disk_usage(ag->workspace, &ag->ws_start);
 	if ((text = arena_strndup(&ag->turn, input, n)) == NULL)
