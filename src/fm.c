@@ -49,6 +49,11 @@ attach(struct build *b, struct fm_node *nd)
 		return 0;
 	}
 	parent = b->stack[b->depth];
+	/* An empty value ("key:") has no position of its own: give it its
+	 * key's line, so every finding about it can say FILE:LINE. */
+	if (nd->line == 0)
+		nd->line = parent->kind == FM_MAP ? b->pending_line :
+		    parent->line;
 	if (parent->kind == FM_MAP) {
 		nd->key = b->pending_key;
 		b->pending_key = NULL;

@@ -30,6 +30,7 @@ scalars_and_lines(void)
 	T_EQI(fm_get(r, "map")->line, 7);
 	T_EQS(fm_get(fm_get(r, "map"), "k")->s, "v");
 	T(fm_get(r, "empty")->kind == FM_NULL);
+	T_EQI(fm_get(r, "empty")->line, 8);	/* its key's line */
 	T(fm_get(r, "q")->kind == FM_SCALAR);	/* quoted "null" is a string */
 	T(fm_get(r, "nope") == NULL);
 }
