@@ -102,12 +102,12 @@ u8_len(const char *s, size_t n)
 /* Blocks that hold no letters or digits: punctuation, symbols, spaces,
  * private use. A short list instead of Unicode tables; the letters and
  * digits of every script pass (and some rarer symbols with them). */
-static const uint32_t nonletter[][2] = {
+static const uint16_t nonletter[][2] = {
 	{ 0x80, 0xbf }, { 0xd7, 0xd7 }, { 0xf7, 0xf7 }, { 0x2000, 0x2bff },
 	{ 0x2e00, 0x2e7f }, { 0x3000, 0x303f }, { 0xe000, 0xf8ff },
 	{ 0xfe00, 0xfe6f }, { 0xfeff, 0xfeff }, { 0xff00, 0xff0f },
 	{ 0xff1a, 0xff20 }, { 0xff3b, 0xff40 }, { 0xff5b, 0xff65 },
-	{ 0xfff0, 0xffff }, { 0x1f000, 0x1faff }, { 0xe0000, 0x10ffff },
+	{ 0xfff0, 0xffff },
 };
 
 /* The name rules; on "name-chars" *bad is the first character refused
@@ -133,7 +133,8 @@ name_rule(const char *s, size_t n, size_t *len, const char **bad)
 				break;
 		if ((u < 0x80 && !((u >= 'a' && u <= 'z') ||
 		    (u >= '0' && u <= '9') || u == '-')) ||
-		    i < ARRAY_LEN(nonletter)) {
+		    i < ARRAY_LEN(nonletter) || (u >= 0x1f000 &&
+		    u <= 0x1faff) || u >= 0xe0000) {	/* emoji, tags */
 			*bad = (const char *)c;
 			return "name-chars";
 		}
@@ -170,7 +171,6 @@ name_issue(struct parse *p, enum kind k, unsigned line, const char *s,
     size_t n)
 {
 	const char *rule, *bad;
-	char what[32];
 	size_t len;
 	int cl;
 
@@ -184,22 +184,15 @@ name_issue(struct parse *p, enum kind k, unsigned line, const char *s,
 		issue(p, k, line, rule, "name '%.80s' %s", s, s[0] == '-' ?
 		    "starts with '-'" : s[n - 1] == '-' ? "ends with '-'" :
 		    "has '--' (one hyphen between words)");
-	else {
-		if (bad == NULL)
-			snprintf(what, sizeof(what), "bytes not in UTF-8");
-		else if ((unsigned char)*bad <= ' ')
-			snprintf(what, sizeof(what), "%s",
-			    *bad == ' ' ? "a space" : "a control character");
-		else if (*bad >= 'A' && *bad <= 'Z')
-			snprintf(what, sizeof(what), "upper case '%c'", *bad);
-		else {
-			for (cl = 1; ((unsigned char)bad[cl] & 0xc0) == 0x80;
-			    cl++)
-				;
-			snprintf(what, sizeof(what), "'%.*s'", cl, bad);
-		}
+	else if (bad == NULL || (unsigned char)*bad <= ' ')
 		issue(p, k, line, rule, "name '%.80s' has %s: lowercase "
-		    "letters, digits and '-' only", s, what);
+		    "letters, digits and '-' only", s, bad == NULL ?
+		    "bytes not in UTF-8" : "a space or control character");
+	else {
+		for (cl = 1; ((unsigned char)bad[cl] & 0xc0) == 0x80; cl++)
+			;
+		issue(p, k, line, rule, "name '%.80s' has '%.*s': lowercase "
+		    "letters, digits and '-' only", s, cl, bad);
 	}
 }
 
@@ -386,8 +379,8 @@ from_fm(struct parse *p, struct skill *sk, const struct fm_node *root,
 			    "differs from its folder '%s'", nd->s, folder);
 		else if (!skill_name_is_ascii(nd->s))
 			issue(p, K_WARN, nd->line, "name-ascii", "name '%s' is "
-			    "not ASCII: valid, but some clients and model APIs "
-			    "take only a-z, 0-9 and '-'", nd->s);
+			    "not ASCII: some clients take only a-z, 0-9, '-'",
+			    nd->s);
 		sk->name = arena_strndup(p->a, nd->s, nd->n);
 	}
 
@@ -412,7 +405,7 @@ from_fm(struct parse *p, struct skill *sk, const struct fm_node *root,
 	if ((nd = fm_get(root, "license")) != NULL) {
 		if (is_empty(nd))
 			issue(p, K_WARN, nd->line, "license-empty",
-			    "license is empty: give one or leave the key out");
+			    "license is empty");
 		else if (nd->kind != FM_SCALAR)
 			issue(p, K_RULE, nd->line, "license-type",
 			    "license must be a string");
@@ -421,8 +414,8 @@ from_fm(struct parse *p, struct skill *sk, const struct fm_node *root,
 	if ((nd = fm_get(root, "compatibility")) != NULL) {
 		if (is_empty(nd))
 			issue(p, K_RULE, nd->line, "compatibility-length",
-			    "compatibility is empty: the format wants 1-%d "
-			    "characters, or no key", SKILL_COMPAT_MAX);
+			    "compatibility is empty (1-%d characters, or no "
+			    "key)", SKILL_COMPAT_MAX);
 		else if (nd->kind == FM_SEQ && is_scalar_list(nd))
 			issue(p, K_RULE, nd->line, "compatibility-type",
 			    "compatibility is a list; the format wants a string");
@@ -1036,8 +1029,9 @@ walk_dir(struct walk *w, unsigned depth)
 			break;
 		}
 		if (path_push(w, de->d_name) != 0) {
-			reg_diag(w, w->path, "limit", "'%s' makes a path too "
-			    "long: not searched", de->d_name);
+			w->nunread++;
+			reg_diag(w, w->path, "limit", "a path in here is too "
+			    "long: not searched");
 			continue;
 		}
 		if (is_dir(de, w->path)) {
@@ -1080,10 +1074,9 @@ walk_roots(struct walk *w)
 		walk_dir(w, 0);
 	}
 	if (w->ncut > 0)
-		reg_diag(w, w->cut, "limit", "search stopped at depth %d: the "
-		    "folders below this one%s are not searched",
-		    SKILL_MAX_DEPTH, w->ncut > 1 ? " (and below others like "
-		    "it)" : "");
+		reg_diag(w, w->cut, "limit", "search stopped at depth %d: "
+		    "folders below this one%s not searched", SKILL_MAX_DEPTH,
+		    w->ncut > 1 ? " and like it" : "");
 	return w->err == -E_LIMIT ? 0 : w->err;
 }
 
@@ -1305,31 +1298,19 @@ skill_find(const struct skill_reg *r, const char *name)
 	return NULL;
 }
 
-/* A no-skill finding that says only what is true: what was searched. */
+/* A no-skill finding that says only what is true: a search cut by a
+ * bound, or a folder it could not read, has been warned about. */
 static void
 no_skill(struct walk *w, const char *path)
 {
-	char msg[200];
-	size_t n;
-
-	if (w->stopped)
-		n = (size_t)snprintf(msg, sizeof(msg), "no SKILL.md found in "
-		    "the %d folders searched before the search stopped",
-		    SKILL_MAX_ENTRIES);
-	else if (w->ncut > 0)
-		n = (size_t)snprintf(msg, sizeof(msg), "no SKILL.md found in "
-		    "this folder or the %d levels below it", SKILL_MAX_DEPTH);
-	else
-		n = (size_t)snprintf(msg, sizeof(msg), "no SKILL.md found in "
-		    "this folder or below");
-	if (w->nskip > 0 && n < sizeof(msg))
-		n += (size_t)snprintf(msg + n, sizeof(msg) - n, " (.git, "
-		    "node_modules and the like are not searched)");
-	if (w->nunread > 0 && n < sizeof(msg))
-		snprintf(msg + n, sizeof(msg) - n, "; %u folder%s could not "
-		    "be read", w->nunread, w->nunread == 1 ? "" : "s");
 	w->p.file = path;
-	issue(&w->p, K_FATAL, 0, "no-skill", "%s", msg);
+	if (w->ncut > 0 || w->stopped || w->nunread > 0)
+		issue(&w->p, K_FATAL, 0, "no-skill", "no SKILL.md found in "
+		    "the folders searched (see the warnings)");
+	else
+		issue(&w->p, K_FATAL, 0, "no-skill", "no SKILL.md found in "
+		    "this folder or below%s", w->nskip > 0 ? " (.git, "
+		    "node_modules and the like are not searched)" : "");
 }
 
 /* see skill.h */
@@ -1356,21 +1337,14 @@ skill_validate(struct arena *a, const char *path, skill_diag_fn diag,
 		return -E_NOMEM;
 	w->p.file = path;
 	if (stat(path, &st) != 0) {
-		if (errno == ENOENT)
-			issue(&w->p, K_FATAL, 0, "no-skill", "not found");
-		else
-			issue(&w->p, K_FATAL, 0, "no-skill", "cannot read: %s",
-			    strerror(errno));
+		issue(&w->p, K_FATAL, 0, "no-skill", "%s", errno == ENOENT ?
+		    "not found" : strerror(errno));
 		goto out;
 	}
-	if (S_ISREG(st.st_mode)) {
+	base = base_name(path);
+	if (S_ISREG(st.st_mode) && in_list(deffiles, ARRAY_LEN(deffiles),
+	    base)) {
 		/* A definition file stands for the folder that holds it. */
-		base = base_name(path);
-		if (!in_list(deffiles, ARRAY_LEN(deffiles), base)) {
-			issue(&w->p, K_FATAL, 0, "no-skill", "not a folder or "
-			    "a SKILL.md file");
-			goto out;
-		}
 		r.roots[0] = base == path ? "." : base == path + 1 ? "/" :
 		    arena_strndup(a, path, (size_t)(base - path - 1));
 		if (r.roots[0] == NULL) {
@@ -1378,7 +1352,8 @@ skill_validate(struct arena *a, const char *path, skill_diag_fn diag,
 			goto out;
 		}
 	} else if (!S_ISDIR(st.st_mode)) {
-		issue(&w->p, K_FATAL, 0, "no-skill", "not a folder");
+		issue(&w->p, K_FATAL, 0, "no-skill", "not a folder or a "
+		    "SKILL.md file");
 		goto out;
 	}
 	if ((e = walk_roots(w)) == 0 && w->found == 0)
