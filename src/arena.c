@@ -35,6 +35,7 @@ static struct {
 	unsigned char	*base;
 	unsigned char	*end;		/* the zero-sized end marker lives here */
 	size_t		 budget, limit, used, peak, failed;
+	size_t		 failed_used;	/* bytes in use at the last failure */
 	unsigned long	 nfail;
 	size_t		 bitmap;
 	struct blk	*bins[NBINS];
@@ -111,8 +112,21 @@ size_t mem_budget(void) { return heap.budget; }
 size_t mem_used(void) { return heap.used; }
 size_t mem_peak(void) { return heap.peak; }
 size_t mem_failed_request(void) { return heap.failed; }
+size_t mem_failed_used(void) { return heap.failed_used; }
 void mem_set_limit(size_t n) { heap.limit = n; }
 unsigned long mem_fail_count(void) { return heap.nfail; }
+
+/* Record a request that cannot be served, with the use at that moment:
+ * by the time the caller reports it, its cleanup has freed memory. */
+static void *
+refuse(size_t n)
+{
+	heap.failed = n;
+	heap.failed_used = heap.used;
+	heap.nfail++;
+	errno = ENOMEM;
+	return NULL;
+}
 
 static struct blk *
 find_fit(size_t need)
@@ -183,12 +197,8 @@ mem_alloc(size_t n)
 		return NULL;
 	if ((need = need_for(n)) == 0 ||
 	    (heap.limit != 0 && heap.used + need > heap.limit) ||
-	    (b = find_fit(need)) == NULL) {
-		heap.failed = n;
-		heap.nfail++;
-		errno = ENOMEM;
-		return NULL;
-	}
+	    (b = find_fit(need)) == NULL)
+		return refuse(n);
 	bin_take(b);
 	split(b, need);
 	b->size |= USED;
@@ -241,12 +251,8 @@ mem_realloc(void *p, size_t n)
 	b = (struct blk *)((unsigned char *)p - HDR);
 	have = bsize(b);
 	if ((need = need_for(n)) == 0 ||
-	    (heap.limit != 0 && need > have && heap.used + need - have > heap.limit)) {
-		heap.failed = n;
-		heap.nfail++;
-		errno = ENOMEM;
-		return NULL;
-	}
+	    (heap.limit != 0 && need > have && heap.used + need - have > heap.limit))
+		return refuse(n);
 	if (need <= have) {
 		split(b, need);
 		account((long)bsize(b) - (long)have);
@@ -329,7 +335,7 @@ arena_get(struct arena *a, size_t n, size_t align)
 	if (heap.base == NULL && mem_init(MEM_DEFAULT) != 0)
 		return NULL;
 	if (n > heap.budget)
-		return heap.failed = n, heap.nfail++, NULL;
+		return refuse(n);
 	cap = n <= CHUNK - CHDR - HDR ? CHUNK - CHDR - HDR : n;
 	if ((c = mem_alloc(CHDR + cap)) == NULL)
 		return NULL;

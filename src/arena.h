@@ -34,8 +34,10 @@ void	mem_set_limit(size_t n);
  * memory" from its "bad input" when the parser cannot say which). */
 unsigned long mem_fail_count(void);
 
-/* The size of the last request that could not be served (0 if none). */
+/* The size of the last request that could not be served (0 if none), and
+ * the bytes that were in use when it failed. */
 size_t	mem_failed_request(void);
+size_t	mem_failed_used(void);
 
 /* Heap inside the budget. mem_alloc returns NULL when the budget is spent. */
 void	*mem_alloc(size_t n);

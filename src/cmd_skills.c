@@ -4,12 +4,17 @@
  *        skillbox skills validate DIR...
  *
  * list      the skills found in the folders, one a line: name, folder,
- *           description. Later folders override earlier ones.
+ *           description, each as it is found (folders in the order given,
+ *           directory order inside). A name found twice is listed twice;
+ *           later folders override earlier ones (show says which is used).
  * show      one skill: its front-matter, instructions and the files it
  *           carries (listed, not read).
- * validate  check every skill in or below each DIR against the Agent
- *           Skills rules; prints FILE:LINE: RULE: message per problem and
- *           exits 1 if there is any.
+ * validate  check every skill in or below each DIR (or the folder of a
+ *           SKILL.md) against the Agent Skills rules; prints FILE:LINE:
+ *           RULE: message per problem and exits 1 if there is any.
+ *
+ * Skills are searched up to 6 folder levels down, dot-folders included
+ * (not .git, .hg, .svn, .venv, __pycache__, node_modules).
  *
  * -d DIR    a skills folder (repeatable). Without -d or DIR: $SKILLBOX_SKILLS
  *           (folders separated by ':'), else /usr/share/skillbox/skills,
@@ -141,7 +146,7 @@ put_oneline(const char *s)
 }
 
 static int
-load(struct opts *o, struct skill_reg *r)
+load(struct opts *o, struct skill_reg *r, int scan)
 {
 	int e;
 
@@ -149,6 +154,8 @@ load(struct opts *o, struct skill_reg *r)
 	    &o->nroots)) != 0)
 		return e;
 	skill_reg_init(r, o->roots, o->nroots, diag, o);
+	if (!scan)
+		return 0;
 	if ((e = skill_reg_scan(r)) == -E_NOMEM)
 		return cmd_nomem("loading the skills");
 	if (e != 0) {
@@ -162,6 +169,8 @@ static void
 json_skill(struct json_writer *w, const struct skill_reg *r,
     const struct skill *sk)
 {
+	const struct skill_osk *o = skill_osk(sk);
+
 	json_begin_obj(w);
 	json_key(w, "name");
 	json_put_str(w, sk->name);
@@ -185,15 +194,15 @@ json_skill(struct json_writer *w, const struct skill_reg *r,
 		json_key(w, "default_action");
 		json_put_str(w, sk->default_action);
 	}
-	if (sk->flags & SKILL_OSKILL) {
+	if (o != NULL) {
 		json_key(w, "allowed_skills");
 		if (sk->flags & SKILL_OSK_ALLOWED)
-			json_put_str(w, sk->osk_allowed);
+			json_put_str(w, o->allowed);
 		else
 			json_put_null(w);
 		json_key(w, "allowed_prep_skills");
 		if (sk->flags & SKILL_OSK_PREP)
-			json_put_str(w, sk->osk_prep);
+			json_put_str(w, o->prep);
 		else
 			json_put_null(w);
 		json_key(w, "session");
@@ -214,47 +223,68 @@ flush_sb(struct sbuf *sb)
 	return 0;
 }
 
+struct lister {
+	const struct skill_reg *r;
+	struct json_writer	 w;
+	struct sbuf		 sb;
+	int			 json;
+};
+
+/* One skill as it is found: nothing is kept, so the list streams. */
+static int
+list_one(void *ctx, const struct skill *sk)
+{
+	struct lister *l = ctx;
+
+	if (!l->json) {
+		printf("%-24s %s\n    ", sk->name, sk->dir);
+		put_oneline(sk->description);
+		putchar('\n');
+		return ferror(stdout) ? -E_IO : 0;
+	}
+	json_skill(&l->w, l->r, sk);
+	return l->sb.len > 4096 ? flush_sb(&l->sb) : 0;
+}
+
 static int
 do_list(struct opts *o, int argc, char **argv)
 {
 	struct skill_reg r;
-	struct json_writer w;
-	struct sbuf sb;
-	unsigned i;
+	struct lister l;
 	int e;
 
 	for (; argc > 0; argc--, argv++)
 		if ((e = add_root(o, argv[0])) != 0)
 			return e;
-	if ((e = load(o, &r)) != 0)
+	if ((e = load(o, &r, 0)) != 0)
 		return e;
-	if (!o->json) {
-		for (i = 0; i < r.n; i++) {
-			printf("%-24s %s\n    ", r.v[i]->name, r.v[i]->dir);
-			put_oneline(r.v[i]->description);
-			putchar('\n');
-		}
-		return EXIT_OK;
+	memset(&l, 0, sizeof(l));
+	l.r = &r;
+	l.json = o->json;
+	if (l.json) {
+		sbuf_init(&l.sb, &app.perm, 0);
+		json_writer_init(&l.w, &l.sb);
+		json_begin_arr(&l.w);
 	}
-	sbuf_init(&sb, &app.perm, 0);
-	json_writer_init(&w, &sb);
-	json_begin_arr(&w);
-	for (i = 0; i < r.n; i++) {
-		json_skill(&w, &r, r.v[i]);
-		if (sb.len > 4096 && (e = flush_sb(&sb)) != 0)
-			break;
+	e = skill_reg_each(&r, list_one, &l);
+	if (l.json && e == 0) {
+		json_end_arr(&l.w);
+		sbuf_addc(&l.sb, '\n');
+		e = flush_sb(&l.sb);
 	}
-	json_end_arr(&w);
-	sbuf_addc(&sb, '\n');
-	e = flush_sb(&sb);
 	if (e == -E_NOMEM)
-		return cmd_nomem("writing the skill list");
-	return e == 0 ? EXIT_OK : EXIT_FAIL;
+		return cmd_nomem("listing the skills");
+	if (e != 0) {
+		log_err("skills: %s", err_str(e));
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
 }
 
 static int
 do_show(struct opts *o, int argc, char **argv)
 {
+	const struct skill_osk *osk;
 	struct skill_reg r;
 	struct skill *sk;
 	struct skill_res *res;
@@ -264,7 +294,7 @@ do_show(struct opts *o, int argc, char **argv)
 
 	if (argc != 1)
 		return cmd_usage("skills", "show takes one skill name");
-	if ((e = load(o, &r)) != 0)
+	if ((e = load(o, &r, 1)) != 0)
 		return e;
 	if ((sk = skill_find(&r, argv[0])) == NULL) {
 		log_err("skills: no skill named '%s'", argv[0]);
@@ -320,12 +350,12 @@ do_show(struct opts *o, int argc, char **argv)
 	printf("name: %s\nkind: %s\npath: %s\nfile: %s\n", sk->name,
 	    sk->flags & SKILL_OSKILL ? "orchestration" : "skill", sk->dir,
 	    skill_file(sk, &app.perm));
-	if (sk->flags & SKILL_OSKILL)
+	if ((osk = skill_osk(sk)) != NULL)
 		printf("allowed-skills: %s\nallowed-prep-skills: %s\n"
 		    "session: %s\n", sk->flags & SKILL_OSK_ALLOWED ?
-		    sk->osk_allowed : "(every skill but this one)",
+		    osk->allowed : "(every skill but this one)",
 		    !(sk->flags & SKILL_OSK_PREP) ? "(same as allowed-skills)" :
-		    *sk->osk_prep != '\0' ? sk->osk_prep : "(none)",
+		    *osk->prep != '\0' ? osk->prep : "(none)",
 		    sk->flags & SKILL_OSK_LOOP ? "loop" : "sop");
 	if (fm != NULL)
 		printf("\n--- front-matter\n%s", fm);
@@ -349,7 +379,7 @@ do_show(struct opts *o, int argc, char **argv)
 static int
 do_validate(int argc, char **argv)
 {
-	unsigned bad = 0;
+	unsigned bad = 0, n, checked = 0;
 	int e, i;
 
 	if (argc < 1)
@@ -357,9 +387,10 @@ do_validate(int argc, char **argv)
 	for (i = 0; i < argc; i++) {
 		struct arena_mark m = arena_mark(&app.perm);
 
-		e = skill_validate_dir(&app.perm, clean_dir(argv[i]), vdiag,
-		    NULL);
+		e = skill_validate(&app.perm, clean_dir(argv[i]), vdiag, NULL,
+		    &n);
 		arena_reset_to(&app.perm, m);
+		checked += n;
 		if (e == -E_NOMEM)
 			return cmd_nomem("validating the skills");
 		if (e < 0) {
@@ -372,7 +403,7 @@ do_validate(int argc, char **argv)
 		printf("%u problem%s found\n", bad, bad == 1 ? "" : "s");
 		return EXIT_FAIL;
 	}
-	printf("ok\n");
+	printf("ok: %u skill%s checked\n", checked, checked == 1 ? "" : "s");
 	return EXIT_OK;
 }
 

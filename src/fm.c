@@ -49,6 +49,11 @@ attach(struct build *b, struct fm_node *nd)
 		return 0;
 	}
 	parent = b->stack[b->depth];
+	/* An empty value ("key:") has no position of its own: give it its
+	 * key's line, so every finding about it can say FILE:LINE. */
+	if (nd->line == 0)
+		nd->line = parent->kind == FM_MAP ? b->pending_line :
+		    parent->line;
 	if (parent->kind == FM_MAP) {
 		nd->key = b->pending_key;
 		b->pending_key = NULL;
@@ -235,9 +240,11 @@ fm_parse(struct arena *a, const char *text, size_t n, unsigned first_line,
 		void *it = NULL;
 		struct fy_diag_error *de = fy_diag_errors_iterate(diag, &it);
 
+		/* libfyaml's diagnostic positions are 1-based already. */
 		if (de != NULL)
-			r = fail(err, -E_PARSE, (unsigned)de->line + first_line,
-			    (unsigned)de->column + 1, de->msg);
+			r = fail(err, -E_PARSE, de->line > 0 ? (unsigned)de->line -
+			    1 + first_line : first_line, de->column > 0 ?
+			    (unsigned)de->column : 0, de->msg);
 		else
 			r = fail(err, -E_PARSE, first_line, 0, "invalid YAML");
 	}

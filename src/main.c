@@ -106,9 +106,10 @@ cmd_usage(const char *applet, const char *fmt, ...)
 int
 cmd_nomem(const char *doing)
 {
-	log_err("memory budget of %zu KiB exhausted while %s (%zu KiB in use, "
-	    "a request for %zu bytes failed); raise it with --memory",
-	    mem_budget() >> 10, doing, mem_used() >> 10, mem_failed_request());
+	log_err("memory budget of %zu KiB exhausted while %s (%zu KiB in use "
+	    "when a request for %zu bytes failed); raise it with --memory",
+	    mem_budget() >> 10, doing, mem_failed_used() >> 10,
+	    mem_failed_request());
 	return EXIT_NOMEM;
 }
 

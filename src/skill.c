@@ -1,10 +1,13 @@
 /* skill.c - the skills registry.
  *
- * Format: Agent Skills (agentskills.io specification): name 1-64 of
- * [a-z0-9-] without leading, trailing or doubled '-', equal to the folder
- * name; description 1-1024; compatibility up to 500; metadata a map of
- * strings; allowed-tools a space-separated list. The lenient loader also
- * takes the variants seen in the wild, with a warning for each.
+ * Format: Agent Skills (agentskills.io specification): name 1-64
+ * lowercase letters, digits and '-' without leading, trailing or doubled
+ * '-', equal to the folder name (letters of any script, as the reference
+ * validator reads the text, with a warning that they are not portable);
+ * description 1-1024; compatibility 1-500; metadata a map of strings;
+ * allowed-tools a space-separated list. Limits count characters (code
+ * points), as the specification does. The lenient loader also takes the
+ * variants seen in the wild, with a warning for each.
  */
 #include "skill.h"
 
@@ -44,6 +47,10 @@ struct parse {
 
 static void
 issue(struct parse *p, enum kind k, unsigned line, const char *rule,
+    const char *fmt, ...) ATTR_PRINTF(5, 6);
+
+static void
+issue(struct parse *p, enum kind k, unsigned line, const char *rule,
     const char *fmt, ...)
 {
 	enum skill_sev sev;
@@ -65,21 +72,128 @@ issue(struct parse *p, enum kind k, unsigned line, const char *rule,
 		p->diag(p->ctx, sev, p->file, line, rule, msg);
 }
 
+/* UTF-8 text is valid by now (checked first). */
+static uint32_t
+u8_next(const unsigned char **pp)
+{
+	const unsigned char *p = *pp;
+	uint32_t c = *p++;
+	int k = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : c >= 0xc0 ? 1 : 0;
+
+	if (k > 0)
+		c &= 0x3fu >> k;
+	while (k-- > 0)
+		c = c << 6 | (*p++ & 0x3fu);
+	*pp = p;
+	return c;
+}
+
+/* Characters, as the specification counts its limits: code points. */
+static size_t
+u8_len(const char *s, size_t n)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++)
+		k += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return k;
+}
+
+/* Blocks that hold no letters or digits: punctuation, symbols, spaces,
+ * private use. A short list instead of Unicode tables; the letters and
+ * digits of every script pass (and some rarer symbols with them). */
+static const uint16_t nonletter[][2] = {
+	{ 0x80, 0xbf }, { 0xd7, 0xd7 }, { 0xf7, 0xf7 }, { 0x2000, 0x2bff },
+	{ 0x2e00, 0x2e7f }, { 0x3000, 0x303f }, { 0xe000, 0xf8ff },
+	{ 0xfe00, 0xfe6f }, { 0xfeff, 0xfeff }, { 0xff00, 0xff0f },
+	{ 0xff1a, 0xff20 }, { 0xff3b, 0xff40 }, { 0xff5b, 0xff65 },
+	{ 0xfff0, 0xffff },
+};
+
+/* The name rules; on "name-chars" *bad is the first character refused
+ * (NULL for text that is not UTF-8), *len the length in characters. */
+static const char *
+name_rule(const char *s, size_t n, size_t *len, const char **bad)
+{
+	const unsigned char *p = (const unsigned char *)s, *e = p + n, *c;
+	uint32_t u;
+	size_t i;
+
+	*bad = NULL;
+	*len = u8_len(s, n);
+	if (*len == 0 || *len > SKILL_NAME_MAX)
+		return "name-length";
+	if (!str_is_utf8(s, n))
+		return "name-chars";
+	while (p < e) {
+		c = p;
+		u = u8_next(&p);
+		for (i = 0; i < ARRAY_LEN(nonletter); i++)
+			if (u >= nonletter[i][0] && u <= nonletter[i][1])
+				break;
+		if ((u < 0x80 && !((u >= 'a' && u <= 'z') ||
+		    (u >= '0' && u <= '9') || u == '-')) ||
+		    i < ARRAY_LEN(nonletter) || (u >= 0x1f000 &&
+		    u <= 0x1faff) || u >= 0xe0000) {	/* emoji, tags */
+			*bad = (const char *)c;
+			return "name-chars";
+		}
+	}
+	if (s[0] == '-' || s[n - 1] == '-' || memmem(s, n, "--", 2) != NULL)
+		return "name-hyphen";
+	return NULL;
+}
+
 /* see skill.h */
 const char *
 skill_name_rule(const char *s, size_t n)
 {
-	size_t i;
+	const char *bad;
+	size_t len;
 
-	if (n == 0 || n > SKILL_NAME_MAX)
-		return "name-length";
-	for (i = 0; i < n; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') ||
-		    (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
-			return "name-chars";
-	if (s[0] == '-' || s[n - 1] == '-' || memmem(s, n, "--", 2) != NULL)
-		return "name-hyphen";
-	return NULL;
+	return name_rule(s, n, &len, &bad);
+}
+
+/* see skill.h */
+int
+skill_name_is_ascii(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') ||
+		    *s == '-'))
+			return 0;
+	return 1;
+}
+
+/* What is wrong with a name, in words: one message per rule. */
+static void
+name_issue(struct parse *p, enum kind k, unsigned line, const char *s,
+    size_t n)
+{
+	const char *rule, *bad;
+	size_t len;
+	int cl;
+
+	if ((rule = name_rule(s, n, &len, &bad)) == NULL)
+		return;
+	if (strcmp(rule, "name-length") == 0)
+		issue(p, k, line, rule, len == 0 ? "name is empty" :
+		    "name '%.80s' is %zu characters, more than %d", s, len,
+		    SKILL_NAME_MAX);
+	else if (strcmp(rule, "name-hyphen") == 0)
+		issue(p, k, line, rule, "name '%.80s' %s", s, s[0] == '-' ?
+		    "starts with '-'" : s[n - 1] == '-' ? "ends with '-'" :
+		    "has '--' (one hyphen between words)");
+	else if (bad == NULL || (unsigned char)*bad <= ' ')
+		issue(p, k, line, rule, "name '%.80s' has %s: lowercase "
+		    "letters, digits and '-' only", s, bad == NULL ?
+		    "bytes not in UTF-8" : "a space or control character");
+	else {
+		for (cl = 1; ((unsigned char)bad[cl] & 0xc0) == 0x80; cl++)
+			;
+		issue(p, k, line, rule, "name '%.80s' has '%.*s': lowercase "
+		    "letters, digits and '-' only", s, cl, bad);
+	}
 }
 
 static const char *
@@ -214,6 +328,14 @@ in_list(const char *const *v, size_t n, const char *s)
 	return 0;
 }
 
+/* A null or "" optional field: loaded as "", reported the same way for
+ * both spellings, at the key's line. */
+static int
+is_empty(const struct fm_node *nd)
+{
+	return nd->kind == FM_NULL || (nd->kind == FM_SCALAR && nd->n == 0);
+}
+
 /* Fill sk from the front-matter tree. */
 static int
 from_fm(struct parse *p, struct skill *sk, const struct fm_node *root,
@@ -222,6 +344,7 @@ from_fm(struct parse *p, struct skill *sk, const struct fm_node *root,
 	static const char *const spec[] = { "allowed-tools", "compatibility",
 	    "description", "license", "metadata", "name" };
 	const struct fm_node *nd, *k;
+	size_t len;
 	int commas = 0;
 
 	for (k = root->kids; k != NULL; k = k->next) {
@@ -239,27 +362,26 @@ from_fm(struct parse *p, struct skill *sk, const struct fm_node *root,
 	/* name */
 	nd = fm_get(root, "name");
 	if (nd == NULL || nd->kind == FM_NULL) {
-		issue(p, K_RULE, root->line, "name-missing",
-		    "no name: the folder name '%s' is used", folder);
+		issue(p, K_RULE, nd != NULL ? nd->line : root->line,
+		    "name-missing", "no name: the folder name '%s' is used",
+		    folder);
 		sk->name = arena_strdup(p->a, folder);
 	} else if (nd->kind != FM_SCALAR) {
 		issue(p, K_FATAL, nd->line, "name-type", "name must be a string");
+	} else if (skill_name_rule(nd->s, nd->n) != NULL) {
+		name_issue(p, skill_name_rule(folder, strlen(folder)) ?
+		    K_FATAL : K_RULE, nd->line, nd->s, nd->n);
+		sk->name = arena_strdup(p->a, folder);
 	} else {
-		const char *rule = skill_name_rule(nd->s, nd->n);
-
-		if (rule != NULL) {
-			issue(p, skill_name_rule(folder, strlen(folder)) ?
-			    K_FATAL : K_RULE, nd->line, rule,
-			    "name '%.80s' must be 1-%d lowercase letters, digits "
-			    "and single inner hyphens", nd->s, SKILL_NAME_MAX);
-			sk->name = arena_strdup(p->a, folder);
-		} else {
-			if (strcmp(nd->s, folder) != 0)
-				issue(p, K_RULE, nd->line, "name-dir", "name "
-				    "'%s' differs from its folder '%s'",
-				    nd->s, folder);
-			sk->name = arena_strndup(p->a, nd->s, nd->n);
-		}
+		/* No NFKC: the name must match its folder byte for byte. */
+		if (strcmp(nd->s, folder) != 0)
+			issue(p, K_RULE, nd->line, "name-dir", "name '%s' "
+			    "differs from its folder '%s'", nd->s, folder);
+		else if (!skill_name_is_ascii(nd->s))
+			issue(p, K_WARN, nd->line, "name-ascii", "name '%s' is "
+			    "not ASCII: some clients take only a-z, 0-9, '-'",
+			    nd->s);
+		sk->name = arena_strndup(p->a, nd->s, nd->n);
 	}
 
 	/* description */
@@ -273,28 +395,37 @@ from_fm(struct parse *p, struct skill *sk, const struct fm_node *root,
 		issue(p, K_FATAL, nd->line, "description-type",
 		    "description must be a string");
 	else {
-		if (nd->n > SKILL_DESC_MAX)
+		if ((len = u8_len(nd->s, nd->n)) > SKILL_DESC_MAX)
 			issue(p, K_RULE, nd->line, "description-length",
 			    "description is %zu characters, more than %d",
-			    nd->n, SKILL_DESC_MAX);
+			    len, SKILL_DESC_MAX);
 		sk->description = arena_strndup(p->a, nd->s, nd->n);
 	}
 
-	if ((nd = fm_get(root, "license")) != NULL && nd->kind != FM_SCALAR)
-		issue(p, K_RULE, nd->line, "license-type",
-		    "license must be a string");
+	if ((nd = fm_get(root, "license")) != NULL) {
+		if (is_empty(nd))
+			issue(p, K_WARN, nd->line, "license-empty",
+			    "license is empty");
+		else if (nd->kind != FM_SCALAR)
+			issue(p, K_RULE, nd->line, "license-type",
+			    "license must be a string");
+	}
 
 	if ((nd = fm_get(root, "compatibility")) != NULL) {
-		if (nd->kind == FM_SEQ && is_scalar_list(nd))
+		if (is_empty(nd))
+			issue(p, K_RULE, nd->line, "compatibility-length",
+			    "compatibility is empty (1-%d characters, or no "
+			    "key)", SKILL_COMPAT_MAX);
+		else if (nd->kind == FM_SEQ && is_scalar_list(nd))
 			issue(p, K_RULE, nd->line, "compatibility-type",
 			    "compatibility is a list; the format wants a string");
 		else if (nd->kind != FM_SCALAR)
 			issue(p, K_RULE, nd->line, "compatibility-type",
 			    "compatibility must be a string");
-		else if (nd->n > SKILL_COMPAT_MAX)
+		else if ((len = u8_len(nd->s, nd->n)) > SKILL_COMPAT_MAX)
 			issue(p, K_RULE, nd->line, "compatibility-length",
 			    "compatibility is %zu characters, more than %d",
-			    nd->n, SKILL_COMPAT_MAX);
+			    len, SKILL_COMPAT_MAX);
 	}
 
 	if ((nd = fm_get(root, "metadata")) != NULL && nd->kind != FM_NULL) {
@@ -303,7 +434,11 @@ from_fm(struct parse *p, struct skill *sk, const struct fm_node *root,
 			    "metadata must be a map of strings");
 		else
 			for (k = nd->kids; k != NULL; k = k->next)
-				if (k->kind != FM_SCALAR)
+				if (is_empty(k))
+					issue(p, K_WARN, k->line,
+					    "metadata-empty", "metadata '%s' "
+					    "is empty", k->key);
+				else if (k->kind != FM_SCALAR)
 					issue(p, K_RULE, k->line,
 					    "metadata-type", "metadata '%s' "
 					    "must be a string", k->key);
@@ -396,9 +531,10 @@ osk_list(struct parse *p, const struct osk_sec *s)
 }
 
 static int
-from_oskill(struct parse *p, struct skill *sk, const char *text, size_t n,
+from_oskill(struct parse *p, struct skill_osk *o, const char *text, size_t n,
     unsigned line, const char *folder)
 {
+	struct skill *sk = &o->sk;
 	struct osk_sec sec[] = {
 		{ .title = "description" }, { .title = "instructions" },
 		{ .title = "preparation" }, { .title = "allowed-skills" },
@@ -443,27 +579,27 @@ from_oskill(struct parse *p, struct skill *sk, const char *text, size_t n,
 		struct str d = str_trim((struct str){ sec[0].p, sec[0].n });
 
 		if (!sec[0].seen || d.n == 0)
-			issue(p, K_FATAL, 0, "description-missing",
+			issue(p, K_FATAL, 1, "description-missing",
 			    "no Description section");
 		else {
-			if (d.n > SKILL_DESC_MAX)
+			if (u8_len(d.p, d.n) > SKILL_DESC_MAX)
 				issue(p, K_RULE, sec[0].line,
 				    "description-length", "description is "
-				    "%zu characters, more than %d", d.n,
-				    SKILL_DESC_MAX);
+				    "%zu characters, more than %d",
+				    u8_len(d.p, d.n), SKILL_DESC_MAX);
 			sk->description = str_dup(p->a, d);
 		}
 	}
 	if (!sec[1].seen)
-		issue(p, K_RULE, 0, "oskill-section",
+		issue(p, K_RULE, 1, "oskill-section",
 		    "no Instructions section");
 	if (sec[3].seen) {
 		sk->flags |= SKILL_OSK_ALLOWED;
-		sk->osk_allowed = osk_list(p, &sec[3]);
+		o->allowed = osk_list(p, &sec[3]);
 	}
 	if (sec[4].seen) {
 		sk->flags |= SKILL_OSK_PREP;
-		sk->osk_prep = osk_list(p, &sec[4]);
+		o->prep = osk_list(p, &sec[4]);
 	}
 	if (sec[5].seen) {
 		struct str s = str_trim((struct str){ sec[5].p, sec[5].n });
@@ -502,50 +638,47 @@ file_inside(const char *dir, const char *file)
 	    inside(rd, rf);
 }
 
-/* Parse one skill folder's definition file (deffiles[which]) into a new
- * skill in p->a. Returns NULL on a fatal finding or when out of memory
- * (*err says which). */
-static struct skill *
-parse_skill(struct parse *p, const char *dir, int which, int *err)
+/* Parse the definition file (deffiles[which]) of the skill folder `dir`,
+ * named `folder`, into *o (zeroed by the caller), its strings in p->a.
+ * Whole-file findings are given line 1, for editors that jump to
+ * FILE:LINE. Returns 0, 1 when a fatal finding skips the skill, or
+ * -E_NOMEM. */
+static int
+parse_skill(struct parse *p, const char *dir, const char *folder, int which,
+    struct skill_osk *o)
 {
+	struct skill *sk = &o->sk;
 	struct fm_node *root;
 	struct fm_error fe;
-	struct skill *sk;
 	struct str yaml, body;
 	unsigned yl = 0, bl = 0;
-	const char *folder = base_name(dir);
 	char *text;
 	size_t len;
 	off_t size = 0;
 	int r;
 
-	*err = 0;
 	if ((p->file = arena_printf(p->tmp, "%s/%s", dir, deffiles[which])) ==
-	    NULL || (sk = arena_zalloc(p->a, sizeof(*sk))) == NULL) {
-		*err = -E_NOMEM;
-		return NULL;
-	}
+	    NULL)
+		return -E_NOMEM;
 	if (which == 1)
-		issue(p, K_RULE, 0, "file-name", "the file should be SKILL.md");
+		issue(p, K_RULE, 1, "file-name", "the file should be SKILL.md");
 	if (!file_inside(dir, p->file)) {
-		issue(p, K_FATAL, 0, "file-outside",
+		issue(p, K_FATAL, 1, "file-outside",
 		    "a link that leads out of the skill folder");
-		return NULL;
+		return 1;
 	}
 	r = read_head(p->tmp, p->file, SKILL_FM_MAX + 8, &text, &len, &size);
-	if (r == -E_NOMEM) {
-		*err = r;
-		return NULL;
-	}
+	if (r == -E_NOMEM)
+		return r;
 	if (r != 0) {
-		issue(p, K_FATAL, 0, "file-read", "cannot read: %s",
+		issue(p, K_FATAL, 1, "file-read", "cannot read: %s",
 		    strerror(errno));
-		return NULL;
+		return 1;
 	}
 	if (size > SKILL_FILE_MAX) {
-		issue(p, K_FATAL, 0, "file-size", "file is %lld bytes, more "
+		issue(p, K_FATAL, 1, "file-size", "file is %lld bytes, more "
 		    "than %u", (long long)size, SKILL_FILE_MAX);
-		return NULL;
+		return 1;
 	}
 	r = fm_split(text, len, &yaml, &yl, &body, &bl);
 	if (r == -E_PARSE) {
@@ -554,33 +687,31 @@ parse_skill(struct parse *p, const char *dir, int which, int *err)
 		    "front-matter longer than %u bytes" :
 		    "front-matter opened here is never closed with '---'",
 		    SKILL_FM_MAX);
-		return NULL;
+		return 1;
 	}
 	if (r == -E_NOENT && which != 2) {
 		issue(p, K_FATAL, 1, "frontmatter-missing",
 		    "no front-matter: the file must start with '---'");
-		return NULL;
+		return 1;
 	}
 	if (r == 0) {
 		if (!str_is_utf8(yaml.p, yaml.n)) {
 			issue(p, K_FATAL, yl, "utf8",
 			    "front-matter is not valid UTF-8");
-			return NULL;
+			return 1;
 		}
 		r = fm_parse(p->tmp, yaml.p, yaml.n, yl, &root, &fe);
-		if (r == -E_NOMEM) {
-			*err = r;
-			return NULL;
-		}
+		if (r == -E_NOMEM)
+			return r;
 		if (r != 0) {
 			issue(p, K_FATAL, fe.line, "yaml", "%s", fe.msg);
-			return NULL;
+			return 1;
 		}
 		if (root->kind != FM_MAP && !(which == 2 &&
 		    root->kind == FM_NULL)) {
 			issue(p, K_FATAL, yl, "frontmatter-type",
 			    "front-matter must be a YAML mapping");
-			return NULL;
+			return 1;
 		}
 		if (which != 2)
 			from_fm(p, sk, root, folder);
@@ -590,11 +721,9 @@ parse_skill(struct parse *p, const char *dir, int which, int *err)
 			if ((nd = fm_get(root, "name")) != NULL &&
 			    nd->kind == FM_SCALAR) {
 				if (skill_name_rule(nd->s, nd->n) != NULL) {
-					issue(p, K_FATAL, nd->line,
-					    skill_name_rule(nd->s, nd->n),
-					    "name '%.80s' is not a skill name",
-					    nd->s);
-					return NULL;
+					name_issue(p, K_FATAL, nd->line, nd->s,
+					    nd->n);
+					return 1;
 				}
 				sk->name = arena_strndup(p->a, nd->s, nd->n);
 			}
@@ -612,9 +741,12 @@ parse_skill(struct parse *p, const char *dir, int which, int *err)
 		if (len < (size_t)size) {	/* sections need the whole file */
 			r = read_head(p->tmp, p->file, SKILL_FILE_MAX, &text,
 			    &len, &size);
+			if (r == -E_NOMEM)
+				return r;
 			if (r != 0) {
-				*err = r == -E_NOMEM ? r : 0;
-				return NULL;
+				issue(p, K_FATAL, 1, "file-read", "cannot "
+				    "read: %s", strerror(errno));
+				return 1;
 			}
 			if (fm_split(text, len, &yaml, &yl, &body, &bl) != 0) {
 				body.p = text;
@@ -622,33 +754,50 @@ parse_skill(struct parse *p, const char *dir, int which, int *err)
 				bl = 1;
 			}
 		}
-		from_oskill(p, sk, body.p, body.n, bl, folder);
+		from_oskill(p, o, body.p, body.n, bl, folder);
 	}
 	if (which == 1)
 		sk->flags |= SKILL_LOWERCASE;
 	if (p->fatal)
-		return NULL;
-	if (sk->name == NULL || sk->description == NULL) {
-		*err = -E_NOMEM;
-		return NULL;
-	}
-	if ((sk->dir = arena_strdup(p->a, dir)) == NULL) {
-		*err = -E_NOMEM;
-		return NULL;
-	}
-	return sk;
+		return 1;
+	if (sk->name == NULL || sk->description == NULL)
+		return -E_NOMEM;
+	sk->dir = dir;
+	return 0;
 }
 
 /* Discovery: walk the roots, find skill folders, parse or fingerprint. */
+
+/* Folders that hold tools' state, never skills: not entered. */
+static const char *const notdirs[] = { ".git", ".hg", ".svn", ".venv",
+    "__pycache__", "node_modules" };
+
+enum walk_mode {
+	W_STAMP,	/* fingerprint only */
+	W_KEEP,		/* parse into the registry being built */
+	W_EACH,		/* parse, hand each skill to fn, keep nothing */
+};
+
+/* One walk. The path buffers live here (in a scratch arena), not in the
+ * frames of the recursion. */
 struct walk {
-	struct skill_reg *r;
+	const struct skill_reg *r;
 	struct parse	 p;
-	struct skill	**tmpv;
-	unsigned	 n, cap, entries;
+	enum walk_mode	 mode;
+	char		 path[PATH_MAX];	/* the folder looked at */
+	size_t		 len;
+	char		 cut[PATH_MAX];		/* first folder cut */
+	char		 real[PATH_MAX];	/* a root, resolved */
+	unsigned	 entries, found, ncut, nskip, nunread;
+	int		 stopped;		/* SKILL_MAX_ENTRIES hit */
 	uint64_t	 stamp;
-	int		 parse;		/* 0: fingerprint only */
 	int		 err;
 	unsigned short	 root;
+	struct arena	*keep;			/* W_KEEP: new registry */
+	struct skill	**v;			/* on the heap */
+	unsigned	 n, cap;
+	skill_each_fn	 fn;			/* W_EACH; NULL: check */
+	void		*ctx;
 };
 
 static uint64_t
@@ -661,35 +810,74 @@ fnv(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
-static int
-def_file(const char *dir, struct stat *st)
-{
-	char path[PATH_MAX];
-	size_t i;
-
-	for (i = 0; i < ARRAY_LEN(deffiles); i++) {
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir,
-		    deffiles[i]) >= sizeof(path))
-			return -1;
-		if (stat(path, st) == 0 && S_ISREG(st->st_mode))
-			return (int)i;
-	}
-	return -1;
-}
+static void
+reg_diag(struct walk *w, const char *file, const char *rule,
+    const char *fmt, ...) ATTR_PRINTF(4, 5);
 
 static void
-reg_diag(struct skill_reg *r, const char *file, const char *rule,
+reg_diag(struct walk *w, const char *file, const char *rule,
     const char *fmt, ...)
 {
 	char msg[256];
 	va_list ap;
 
-	if (r->diag == NULL)
+	if (w->mode == W_STAMP || w->r->diag == NULL)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	r->diag(r->diag_ctx, SKILL_WARN, file, 0, rule, msg);
+	w->r->diag(w->r->diag_ctx, SKILL_WARN, file, 0, rule, msg);
+}
+
+/* Append "/name" to w->path. Returns -1 when it would not fit. */
+static int
+path_push(struct walk *w, const char *name)
+{
+	size_t n = strlen(name);
+	int sep = w->len > 0 && w->path[w->len - 1] != '/';
+
+	if (w->len + (size_t)sep + n >= sizeof(w->path))
+		return -1;
+	if (sep)
+		w->path[w->len++] = '/';
+	memcpy(w->path + w->len, name, n + 1);
+	w->len += n;
+	return 0;
+}
+
+static void
+path_pop(struct walk *w, size_t len)
+{
+	w->len = len;
+	w->path[len] = '\0';
+}
+
+/* Which definition file the folder w->path holds, or -1. */
+static int
+def_file(struct walk *w, struct stat *st)
+{
+	size_t len = w->len, i;
+	int which = -1;
+
+	for (i = 0; i < ARRAY_LEN(deffiles) && which < 0; i++) {
+		if (path_push(w, deffiles[i]) != 0)
+			break;
+		if (stat(w->path, st) == 0 && S_ISREG(st->st_mode))
+			which = (int)i;
+		path_pop(w, len);
+	}
+	return which;
+}
+
+/* The name of a root folder given as "." or "..": its real name. */
+static const char *
+root_name(struct walk *w)
+{
+	const char *b = base_name(w->path);
+
+	if (strcmp(b, ".") != 0 && strcmp(b, "..") != 0)
+		return b;
+	return realpath(w->path, w->real) != NULL ? base_name(w->real) : b;
 }
 
 static int
@@ -702,83 +890,212 @@ push(struct walk *w, struct skill *sk)
 		if (w->n >= SKILL_MAX_COUNT)
 			return -E_LIMIT;
 		ncap = w->cap ? w->cap * 2 : 64;
-		if ((nv = mem_realloc(w->tmpv, ncap * sizeof(*nv))) == NULL)
+		if ((nv = mem_realloc(w->v, ncap * sizeof(*nv))) == NULL)
 			return -E_NOMEM;
-		w->tmpv = nv;
+		w->v = nv;
 		w->cap = ncap;
 	}
-	w->tmpv[w->n++] = sk;
+	w->v[w->n++] = sk;
 	return 0;
 }
 
+/* Copy a parsed skill into the new registry as one block, the struct and
+ * then its strings, and index it. */
+static int
+keep(struct walk *w, const struct skill_osk *o)
+{
+	const struct skill *s = &o->sk;
+	int osk = (s->flags & SKILL_OSKILL) != 0, share, i;
+	const char *src[8] = { s->dir, s->name, s->description, s->triggers,
+	    s->default_action, s->allowed_tools, osk ? o->allowed : NULL,
+	    osk ? o->prep : NULL };
+	size_t hdr = osk ? sizeof(*o) : sizeof(*s), len[8], total = hdr;
+	const char *base = base_name(s->dir);
+	struct skill_osk *k;
+	const char **dst[8];
+	char *c;
+	int e;
+
+	share = strcmp(base, s->name) == 0;	/* the usual case */
+	for (i = 0; i < 8; i++) {
+		len[i] = src[i] != NULL && !(i == 1 && share) ?
+		    strlen(src[i]) + 1 : 0;
+		total += len[i];
+	}
+	if ((k = arena_alloc(w->keep, total)) == NULL)
+		return -E_NOMEM;
+	memcpy(k, o, hdr);
+	dst[0] = &k->sk.dir;
+	dst[1] = &k->sk.name;
+	dst[2] = &k->sk.description;
+	dst[3] = &k->sk.triggers;
+	dst[4] = &k->sk.default_action;
+	dst[5] = &k->sk.allowed_tools;
+	dst[6] = osk ? &k->allowed : NULL;
+	dst[7] = osk ? &k->prep : NULL;
+	for (c = (char *)k + hdr, i = 0; i < 8; c += len[i], i++)
+		if (len[i] > 0)
+			*dst[i] = memcpy(c, src[i], len[i]);
+	if (share)
+		k->sk.name = k->sk.dir + (base - s->dir);
+	if ((e = push(w, &k->sk)) == -E_LIMIT)
+		reg_diag(w, s->dir, "limit", "more than %d skills: the rest "
+		    "are ignored", SKILL_MAX_COUNT);
+	return e;
+}
+
 static void
-found(struct walk *w, const char *dir, int which, const struct stat *st)
+found(struct walk *w, int which, const struct stat *st, unsigned depth)
 {
 	struct arena_mark m;
-	struct skill *sk;
+	struct skill_osk o;
 	uint64_t h = 0xcbf29ce484222325ull;
 	int e;
 
-	h = fnv(h, dir, strlen(dir));
+	h = fnv(h, w->path, w->len);
 	h = fnv(h, &which, sizeof(which));
 	h = fnv(h, &st->st_mtim, sizeof(st->st_mtim));
 	h = fnv(h, &st->st_size, sizeof(st->st_size));
 	h = fnv(h, &st->st_ino, sizeof(st->st_ino));
 	w->stamp += h;
-	if (!w->parse)
+	w->found++;
+	if (w->mode == W_STAMP)
 		return;
 	m = arena_mark(w->p.tmp);
+	memset(&o, 0, sizeof(o));
 	w->p.fatal = 0;
-	sk = parse_skill(&w->p, dir, which, &e);
+	e = parse_skill(&w->p, w->path, depth == 0 ? root_name(w) :
+	    base_name(w->path), which, &o);
+	if (e == 0) {
+		o.sk.root = w->root;
+		if (w->mode == W_KEEP)
+			e = keep(w, &o);
+		else if (w->fn != NULL)
+			e = w->fn(w->ctx, &o.sk);
+	}
 	arena_reset_to(w->p.tmp, m);
-	if (e != 0) {
+	if (e < 0)
 		w->err = e;
-		return;
-	}
-	if (sk == NULL)
-		return;
-	sk->root = w->root;
-	if ((e = push(w, sk)) != 0) {
-		w->err = e;
-		if (e == -E_LIMIT)
-			reg_diag(w->r, dir, "limit", "more than %d skills: "
-			    "the rest are ignored", SKILL_MAX_COUNT);
-	}
 }
 
-static void
-walk_dir(struct walk *w, const char *dir, unsigned depth)
+static int
+is_dir(const struct dirent *de, const char *path)
 {
-	char path[PATH_MAX];
+	struct stat st;
+
+	if (de->d_type == DT_DIR)
+		return 1;
+	if (de->d_type == DT_REG)
+		return 0;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);	/* links */
+}
+
+/* Look at the folder w->path, `depth` levels below its root: a skill
+ * folder, or a folder to search. At SKILL_MAX_DEPTH the search stops, and
+ * a folder there that has subfolders is counted as cut. */
+static void
+walk_dir(struct walk *w, unsigned depth)
+{
 	struct dirent *de;
 	struct stat st;
+	size_t len = w->len;
 	DIR *d;
 	int which;
 
-	if ((which = def_file(dir, &st)) >= 0) {
-		found(w, dir, which, &st);
+	if ((which = def_file(w, &st)) >= 0) {
+		found(w, which, &st, depth);
 		return;
 	}
-	if (depth >= SKILL_MAX_DEPTH || (d = opendir(dir)) == NULL)
+	if ((d = opendir(w->path)) == NULL) {
+		w->nunread++;
+		reg_diag(w, w->path, "unreadable", "folder not searched: %s",
+		    strerror(errno));
 		return;
+	}
 	while (w->err == 0 && (de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.' || de->d_type == DT_REG)
+		if (de->d_type == DT_REG || strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
 			continue;
+		if (in_list(notdirs, ARRAY_LEN(notdirs), de->d_name)) {
+			w->nskip++;
+			continue;
+		}
 		if (++w->entries > SKILL_MAX_ENTRIES) {
 			w->err = -E_LIMIT;
-			reg_diag(w->r, dir, "limit", "more than %d folders "
-			    "read: scan stopped", SKILL_MAX_ENTRIES);
+			w->stopped = 1;
+			reg_diag(w, w->path, "limit", "search stopped after "
+			    "%d folders: the rest is not searched",
+			    SKILL_MAX_ENTRIES);
 			break;
 		}
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir,
-		    de->d_name) >= sizeof(path))
+		if (path_push(w, de->d_name) != 0) {
+			w->nunread++;
+			reg_diag(w, w->path, "limit", "a path in here is too "
+			    "long: not searched");
 			continue;
-		if (de->d_type != DT_DIR &&
-		    (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)))
-			continue;
-		walk_dir(w, path, depth + 1);
+		}
+		if (is_dir(de, w->path)) {
+			if (depth < SKILL_MAX_DEPTH)
+				walk_dir(w, depth + 1);
+			else {
+				path_pop(w, len);
+				if (w->ncut++ == 0)
+					memcpy(w->cut, w->path, len + 1);
+				break;
+			}
+		}
+		path_pop(w, len);
 	}
 	closedir(d);
+}
+
+static int
+walk_roots(struct walk *w)
+{
+	const struct skill_reg *r = w->r;
+	struct stat st;
+	unsigned i;
+
+	for (i = 0; i < r->nroots && w->err == 0; i++) {
+		w->root = (unsigned short)i;
+		w->stamp = fnv(w->stamp, r->roots[i], strlen(r->roots[i]) + 1);
+		if (stat(r->roots[i], &st) != 0 || !S_ISDIR(st.st_mode)) {
+			reg_diag(w, r->roots[i], "root",
+			    "skills folder not found");
+			continue;
+		}
+		path_pop(w, 0);
+		if (path_push(w, r->roots[i]) != 0) {
+			reg_diag(w, r->roots[i], "root", "path too long");
+			continue;
+		}
+		while (w->len > 1 && w->path[w->len - 1] == '/')
+			path_pop(w, w->len - 1);
+		walk_dir(w, 0);
+	}
+	if (w->ncut > 0)
+		reg_diag(w, w->cut, "limit", "search stopped at depth %d: "
+		    "folders below this one%s not searched", SKILL_MAX_DEPTH,
+		    w->ncut > 1 ? " and like it" : "");
+	return w->err == -E_LIMIT ? 0 : w->err;
+}
+
+/* A walk in a scratch arena; NULL when out of memory. */
+static struct walk *
+walk_new(struct arena *tmp, const struct skill_reg *r, enum walk_mode mode)
+{
+	struct walk *w;
+
+	if ((w = arena_zalloc(tmp, sizeof(*w))) == NULL)
+		return NULL;
+	w->r = r;
+	w->mode = mode;
+	w->p.a = tmp;
+	w->p.tmp = tmp;
+	w->p.strict = r->strict;
+	w->p.diag = r->diag;
+	w->p.ctx = r->diag_ctx;
+	return w;
 }
 
 static int
@@ -795,24 +1112,11 @@ cmp_skill(const void *a, const void *b)
 	return strcmp(x->dir, y->dir);
 }
 
-static int
-walk_roots(struct skill_reg *r, struct walk *w)
+/* see skill.h */
+const struct skill_osk *
+skill_osk(const struct skill *sk)
 {
-	struct stat st;
-	unsigned i;
-
-	for (i = 0; i < r->nroots && w->err == 0; i++) {
-		w->root = (unsigned short)i;
-		w->stamp = fnv(w->stamp, r->roots[i], strlen(r->roots[i]) + 1);
-		if (stat(r->roots[i], &st) != 0 || !S_ISDIR(st.st_mode)) {
-			if (w->parse)
-				reg_diag(r, r->roots[i], "root",
-				    "skills folder not found");
-			continue;
-		}
-		walk_dir(w, r->roots[i], 0);
-	}
-	return w->err == -E_LIMIT ? 0 : w->err;
+	return sk->flags & SKILL_OSKILL ? (const struct skill_osk *)sk : NULL;
 }
 
 /* see skill.h */
@@ -835,83 +1139,143 @@ skill_reg_init(struct skill_reg *r, const char *const *roots,
 	return 0;
 }
 
+/* Keep one skill per name: the one from the latest root; inside a root,
+ * the first folder in path order. */
+static void
+dedup(struct walk *w)
+{
+	struct skill **v = w->v;
+	unsigned i, j, k, win;
+
+	if (w->n > 1)
+		qsort(v, w->n, sizeof(*v), cmp_skill);
+	for (i = j = 0; i < w->n; i = k) {
+		for (k = i + 1; k < w->n && strcmp(v[k]->name, v[i]->name) == 0;
+		    k++)
+			;
+		win = k - 1;
+		while (win > i && v[win - 1]->root == v[k - 1]->root)
+			win--;
+		for (; i < k; i++)
+			if (i != win)
+				reg_diag(w, v[i]->dir, "override", "skill '%s' "
+				    "here is %s %s", v[i]->name,
+				    v[i]->root == v[win]->root ?
+				    "a duplicate of" : "overridden by",
+				    v[win]->dir);
+		v[j++] = v[win];
+	}
+	w->n = j;
+}
+
+/* Build the registry into `next`. */
+static int
+build(struct skill_reg *r, struct arena *next, struct skill ***v,
+    unsigned *n, uint64_t *stamp)
+{
+	struct skill **nv;
+	struct arena tmp;
+	struct walk *w;
+	int e;
+
+	arena_init(&tmp, "scan");
+	if ((w = walk_new(&tmp, r, W_KEEP)) == NULL)
+		return -E_NOMEM;
+	w->keep = next;
+	if ((e = walk_roots(w)) == 0) {
+		dedup(w);
+		if (w->n > 0 && w->n < w->cap &&	/* give the tail back */
+		    (nv = mem_realloc(w->v, w->n * sizeof(*nv))) != NULL)
+			w->v = nv;
+		*v = w->v;
+		*n = w->n;
+		*stamp = w->stamp;
+	} else
+		mem_free(w->v);
+	arena_reset(&tmp);
+	return e;
+}
+
 /* see skill.h */
 int
 skill_reg_scan(struct skill_reg *r)
 {
-	struct arena *next = &r->a[r->cur ^ 1], tmp;
-	struct walk w;
-	unsigned i, j, k, win;
+	struct arena *next = &r->a[r->cur ^ 1];
+	struct skill **v = NULL;
+	unsigned n = 0;
+	uint64_t stamp = 0;
 	int e;
 
-	memset(&w, 0, sizeof(w));
-	arena_init(&tmp, "scan");
-	w.r = r;
-	w.parse = 1;
-	w.p.a = next;
-	w.p.tmp = &tmp;
-	w.p.strict = r->strict;
-	w.p.diag = r->diag;
-	w.p.ctx = r->diag_ctx;
 	arena_reset(next);
-	e = walk_roots(r, &w);
-	arena_reset(&tmp);
-	if (e != 0)
-		goto fail;
-	if (w.n > 1)		/* w.tmpv is NULL when nothing was found */
-		qsort(w.tmpv, w.n, sizeof(*w.tmpv), cmp_skill);
-
-	/* Keep one skill per name: the one from the latest root; inside a
-	 * root, the first folder in path order. */
-	for (i = j = 0; i < w.n; i = k) {
-		for (k = i + 1; k < w.n &&
-		    strcmp(w.tmpv[k]->name, w.tmpv[i]->name) == 0; k++)
-			;
-		win = k - 1;
-		while (win > i && w.tmpv[win - 1]->root == w.tmpv[k - 1]->root)
-			win--;
-		for (; i < k; i++)
-			if (i != win)
-				reg_diag(r, w.tmpv[i]->dir, "override",
-				    "skill '%s' here is %s %s", w.tmpv[i]->name,
-				    w.tmpv[i]->root == w.tmpv[win]->root ?
-				    "a duplicate of" : "overridden by",
-				    w.tmpv[win]->dir);
-		w.tmpv[j++] = w.tmpv[win];
+	e = build(r, next, &v, &n, &stamp);
+	if (e == -E_NOMEM && r->n > 0) {
+		/* Old and new do not fit side by side: drop the old. */
+		skill_reg_free(r);
+		next = &r->a[r->cur ^ 1];
+		e = build(r, next, &v, &n, &stamp);
 	}
-	w.n = j;
-	if ((r->v = arena_alloc(next, (w.n + 1) * sizeof(*r->v))) == NULL) {
-		e = -E_NOMEM;
-		goto fail;
+	if (e != 0) {
+		arena_reset(next);
+		return e;
 	}
-	if (w.n > 0)
-		memcpy(r->v, w.tmpv, w.n * sizeof(*r->v));
-	mem_free(w.tmpv);
-	r->n = w.n;
-	r->stamp = w.stamp;
+	mem_free(r->v);
+	r->v = v;
+	r->n = n;
+	r->stamp = stamp;
 	arena_reset(&r->a[r->cur]);
 	r->cur ^= 1;
 	return 0;
-fail:
-	mem_free(w.tmpv);
-	arena_reset(next);
-	return e;
 }
 
 /* see skill.h */
 int
 skill_reg_refresh(struct skill_reg *r, int *changed)
 {
-	struct walk w;
+	struct arena tmp;
+	struct walk *w;
+	uint64_t stamp;
 
-	memset(&w, 0, sizeof(w));
-	w.r = r;
 	*changed = 0;
-	walk_roots(r, &w);
-	if (w.stamp == r->stamp)
+	arena_init(&tmp, "refresh");
+	if ((w = walk_new(&tmp, r, W_STAMP)) == NULL)
+		return -E_NOMEM;
+	walk_roots(w);
+	stamp = w->stamp;
+	arena_reset(&tmp);
+	if (stamp == r->stamp)
 		return 0;
 	*changed = 1;
 	return skill_reg_scan(r);
+}
+
+/* see skill.h */
+void
+skill_reg_free(struct skill_reg *r)
+{
+	arena_reset(&r->a[0]);
+	arena_reset(&r->a[1]);
+	mem_free(r->v);
+	r->v = NULL;
+	r->n = 0;
+	r->stamp = 0;
+}
+
+/* see skill.h */
+int
+skill_reg_each(const struct skill_reg *r, skill_each_fn fn, void *ctx)
+{
+	struct arena tmp;
+	struct walk *w;
+	int e;
+
+	arena_init(&tmp, "each");
+	if ((w = walk_new(&tmp, r, W_EACH)) == NULL)
+		return -E_NOMEM;
+	w->fn = fn;
+	w->ctx = ctx;
+	e = walk_roots(w);
+	arena_reset(&tmp);
+	return e;
 }
 
 /* see skill.h */
@@ -934,47 +1298,81 @@ skill_find(const struct skill_reg *r, const char *name)
 	return NULL;
 }
 
+/* A no-skill finding that says only what is true: a search cut by a
+ * bound, or a folder it could not read, has been warned about. */
+static void
+no_skill(struct walk *w, const char *path)
+{
+	w->p.file = path;
+	if (w->ncut > 0 || w->stopped || w->nunread > 0)
+		issue(&w->p, K_FATAL, 0, "no-skill", "no SKILL.md found in "
+		    "the folders searched (see the warnings)");
+	else
+		issue(&w->p, K_FATAL, 0, "no-skill", "no SKILL.md found in "
+		    "this folder or below%s", w->nskip > 0 ? " (.git, "
+		    "node_modules and the like are not searched)" : "");
+}
+
+/* see skill.h */
+int
+skill_validate(struct arena *a, const char *path, skill_diag_fn diag,
+    void *ctx, unsigned *nskills)
+{
+	struct arena_mark m = arena_mark(a);
+	struct skill_reg r;
+	struct walk *w;
+	struct stat st;
+	const char *base;
+	int e = 0;
+
+	if (nskills != NULL)
+		*nskills = 0;
+	memset(&r, 0, sizeof(r));
+	r.roots[0] = path;
+	r.nroots = 1;
+	r.strict = 1;
+	r.diag = diag;
+	r.diag_ctx = ctx;
+	if ((w = walk_new(a, &r, W_EACH)) == NULL)
+		return -E_NOMEM;
+	w->p.file = path;
+	if (stat(path, &st) != 0) {
+		issue(&w->p, K_FATAL, 0, "no-skill", "%s", errno == ENOENT ?
+		    "not found" : strerror(errno));
+		goto out;
+	}
+	base = base_name(path);
+	if (S_ISREG(st.st_mode) && in_list(deffiles, ARRAY_LEN(deffiles),
+	    base)) {
+		/* A definition file stands for the folder that holds it. */
+		r.roots[0] = base == path ? "." : base == path + 1 ? "/" :
+		    arena_strndup(a, path, (size_t)(base - path - 1));
+		if (r.roots[0] == NULL) {
+			e = -E_NOMEM;
+			goto out;
+		}
+	} else if (!S_ISDIR(st.st_mode)) {
+		issue(&w->p, K_FATAL, 0, "no-skill", "not a folder or a "
+		    "SKILL.md file");
+		goto out;
+	}
+	if ((e = walk_roots(w)) == 0 && w->found == 0)
+		no_skill(w, r.roots[0]);
+	if (nskills != NULL)
+		*nskills = w->found;
+out:
+	if (e == 0)
+		e = (int)w->p.errors;
+	arena_reset_to(a, m);
+	return e;
+}
+
 /* see skill.h */
 int
 skill_validate_dir(struct arena *a, const char *dir, skill_diag_fn diag,
     void *ctx)
 {
-	struct skill_reg r;
-	struct arena tmp;
-	struct walk w;
-	struct stat st;
-	int e;
-
-	memset(&w, 0, sizeof(w));
-	memset(&r, 0, sizeof(r));
-	arena_init(&tmp, "validate");
-	r.roots[0] = dir;
-	r.nroots = 1;
-	r.diag = diag;
-	r.diag_ctx = ctx;
-	w.r = &r;
-	w.parse = 1;
-	w.p.a = a;
-	w.p.tmp = &tmp;
-	w.p.strict = 1;
-	w.p.diag = diag;
-	w.p.ctx = ctx;
-	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		w.p.file = dir;
-		issue(&w.p, K_FATAL, 0, "no-skill", "not a folder");
-		return (int)w.p.errors;
-	}
-	e = walk_roots(&r, &w);
-	arena_reset(&tmp);
-	mem_free(w.tmpv);
-	if (e != 0)
-		return e;
-	if (w.n == 0 && w.p.errors == 0) {
-		w.p.file = dir;
-		issue(&w.p, K_FATAL, 0, "no-skill",
-		    "no SKILL.md found in this folder or below");
-	}
-	return (int)w.p.errors;
+	return skill_validate(a, dir, diag, ctx, NULL);
 }
 
 /* see skill.h */
@@ -1064,6 +1462,8 @@ struct reswalk {
 	struct arena	*a;
 	char		 root[PATH_MAX];
 	char		 path[PATH_MAX], res[PATH_MAX];	/* scratch */
+	char		 rel[PATH_MAX];	/* the entry, from root */
+	size_t		 rlen;
 	const char	*deffile;
 	struct skill_res *v;
 	unsigned	 n, cap;
@@ -1071,8 +1471,7 @@ struct reswalk {
 };
 
 static void
-res_add(struct reswalk *w, const char *rel, const struct stat *st,
-    int outside)
+res_add(struct reswalk *w, const struct stat *st, int outside)
 {
 	struct skill_res *nv;
 
@@ -1091,7 +1490,7 @@ res_add(struct reswalk *w, const char *rel, const struct stat *st,
 		w->v = nv;
 	}
 	nv = &w->v[w->n];
-	if ((nv->path = arena_strdup(w->a, rel)) == NULL) {
+	if ((nv->path = arena_strndup(w->a, w->rel, w->rlen)) == NULL) {
 		w->err = -E_NOMEM;
 		return;
 	}
@@ -1101,17 +1500,20 @@ res_add(struct reswalk *w, const char *rel, const struct stat *st,
 	w->n++;
 }
 
+/* List the folder w->rel, `depth` levels down. A folder at the depth
+ * bound is opened only to see whether the bound leaves anything out. */
 static void
-res_walk(struct reswalk *w, const char *rel, unsigned depth)
+res_walk(struct reswalk *w, unsigned depth)
 {
-	char sub[PATH_MAX], *path = w->path, *res = w->res;
+	char *path = w->path, *res = w->res;
+	size_t rlen = w->rlen, n;
 	struct dirent *de;
 	struct stat st;
 	int outside;
 	DIR *d;
 
 	if ((size_t)snprintf(path, PATH_MAX, "%s%s%s", w->root,
-	    *rel ? "/" : "", rel) >= PATH_MAX)
+	    rlen > 0 ? "/" : "", w->rel) >= PATH_MAX)
 		return;
 	if ((d = opendir(path)) == NULL) {
 		if (depth == 0)
@@ -1123,22 +1525,31 @@ res_walk(struct reswalk *w, const char *rel, unsigned depth)
 			continue;
 		if (depth == 0 && strcmp(de->d_name, w->deffile) == 0)
 			continue;
-		if ((size_t)snprintf(sub, sizeof(sub), "%s%s%s", rel,
-		    *rel ? "/" : "", de->d_name) >= sizeof(sub))
-			continue;
-		if ((size_t)snprintf(path, PATH_MAX, "%s/%s", w->root, sub) >=
-		    PATH_MAX || lstat(path, &st) != 0)
-			continue;
-		outside = 0;
-		if (S_ISLNK(st.st_mode)) {
-			if (realpath(path, res) == NULL ||
-			    !inside(w->root, res) || stat(path, &st) != 0)
-				outside = 1;
+		n = strlen(de->d_name);
+		if (depth == SKILL_RES_DEPTH ||
+		    rlen + 1 + n >= sizeof(w->rel)) {
+			w->more = 1;
+			break;
 		}
-		res_add(w, sub, &st, outside);
-		if (!outside && S_ISDIR(st.st_mode) &&
-		    !S_ISLNK(st.st_mode) && depth + 1 < SKILL_RES_DEPTH)
-			res_walk(w, sub, depth + 1);
+		if (rlen > 0)
+			w->rel[rlen] = '/';
+		memcpy(w->rel + rlen + (rlen > 0), de->d_name, n + 1);
+		w->rlen = rlen + (rlen > 0) + n;
+		if ((size_t)snprintf(path, PATH_MAX, "%s/%s", w->root,
+		    w->rel) < PATH_MAX && lstat(path, &st) == 0) {
+			outside = 0;
+			if (S_ISLNK(st.st_mode)) {
+				if (realpath(path, res) == NULL ||
+				    !inside(w->root, res) ||
+				    stat(path, &st) != 0)
+					outside = 1;
+			}
+			res_add(w, &st, outside);
+			if (!outside && S_ISDIR(st.st_mode))
+				res_walk(w, depth + 1);
+		}
+		w->rlen = rlen;
+		w->rel[rlen] = '\0';
 	}
 	closedir(d);
 }
@@ -1165,7 +1576,7 @@ skill_resources(const struct skill *sk, struct arena *a,
 	w->deffile = base_name(f);
 	if (realpath(sk->dir, w->root) == NULL)
 		return -E_IO;
-	res_walk(w, "", 0);
+	res_walk(w, 0);
 	if (w->err != 0)
 		return w->err;
 	if (w->n > 1)

@@ -192,8 +192,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(skill_reg_refresh(&reg, &changed) == 0 && !changed);
 
 	arena_reset(&a);
-	arena_reset(&reg.a[0]);
-	arena_reset(&reg.a[1]);
+	skill_reg_free(&reg);
 	CHECK(mem_used() == base);
 	return 0;
 }

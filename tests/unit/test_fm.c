@@ -30,6 +30,7 @@ scalars_and_lines(void)
 	T_EQI(fm_get(r, "map")->line, 7);
 	T_EQS(fm_get(fm_get(r, "map"), "k")->s, "v");
 	T(fm_get(r, "empty")->kind == FM_NULL);
+	T_EQI(fm_get(r, "empty")->line, 8);	/* its key's line */
 	T(fm_get(r, "q")->kind == FM_SCALAR);	/* quoted "null" is a string */
 	T(fm_get(r, "nope") == NULL);
 }
@@ -43,6 +44,28 @@ line_offset(void)
 	T(fm_parse(&t_arena, "a: 1\nb: [\n", 10, 2, &r, &e) == -E_PARSE);
 	T(e.line >= 3);
 	T(e.msg[0] != '\0');
+}
+
+/* libfyaml's own diagnostics carry 1-based lines: the error must land on
+ * the line that holds it, not the next one. */
+static void
+error_line(void)
+{
+	const char *y = "name: my-skill\n"
+	    "description: Use this skill when: the user asks about PDFs\n"
+	    "license: MIT\n";
+	struct fm_node *r;
+	struct fm_error e;
+
+	T(fm_parse(&t_arena, y, strlen(y), 2, &r, &e) == -E_PARSE);
+	T_EQI(e.line, 3);
+	T(e.col >= 1 && e.col <= 60);
+	y = "a: 1\nb:\n\tc: 3\n";
+	T(fm_parse(&t_arena, y, strlen(y), 1, &r, &e) == -E_PARSE);
+	T_EQI(e.line, 3);
+	y = "name: [invalid\n";
+	T(fm_parse(&t_arena, y, strlen(y), 2, &r, &e) == -E_PARSE);
+	T(e.line == 2 || e.line == 3);
 }
 
 static void
@@ -147,6 +170,7 @@ split(void)
 static const struct unit_case cases[] = {
 	{ "scalars_and_lines", scalars_and_lines },
 	{ "line_offset", line_offset },
+	{ "error_line", error_line },
 	{ "refusals", refusals },
 	{ "empty_doc", empty_doc },
 	{ "node_cap", node_cap },

@@ -70,6 +70,30 @@ name_rules(void)
 	T_EQS(skill_name_rule("a--b", 4), "name-hyphen");
 	T_EQS(skill_name_rule("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 	    "aaaaaaaaaaaaaaaa", 65), "name-length");
+	T_EQS(skill_name_rule("my-skill ", 9), "name-chars");
+	/* Letters of other scripts, as the reference validator takes them;
+	 * lengths in characters, not bytes. */
+	T(skill_name_rule("навык", strlen("навык")) == NULL);
+	T(skill_name_rule("мой-навык", strlen("мой-навык")) == NULL);
+	T(skill_name_rule("技能", strlen("技能")) == NULL);
+	T(skill_name_rule("café", strlen("café")) == NULL);
+	T_EQS(skill_name_rule("a\xe2\x80\x94" "b", 5), "name-chars"); /* dash */
+	T_EQS(skill_name_rule("a\xc2\xa0" "b", 4), "name-chars");	/* nbsp */
+	T_EQS(skill_name_rule("\xf0\x9f\x98\x80", 4), "name-chars"); /* emoji */
+	T_EQS(skill_name_rule("a\xff", 2), "name-chars");	/* not UTF-8 */
+	T_EQS(skill_name_rule("-навык", strlen("-навык")), "name-hyphen");
+	{
+		char n[4 * 65 + 1] = "";
+		int i;
+
+		for (i = 0; i < 64; i++)
+			strcat(n, "я");		/* 64 characters, 128 bytes */
+		T(skill_name_rule(n, strlen(n)) == NULL);
+		strcat(n, "я");
+		T_EQS(skill_name_rule(n, strlen(n)), "name-length");
+	}
+	T(skill_name_is_ascii("a-b9"));
+	T(!skill_name_is_ascii("навык"));
 }
 
 static void
@@ -123,8 +147,7 @@ scan_and_refresh(void)
 	T(skill_reg_refresh(&r, &changed) == 0);
 	T(changed);
 	T_EQI(r.n, 0);
-	arena_reset(&r.a[0]);
-	arena_reset(&r.a[1]);
+	skill_reg_free(&r);
 }
 
 static void
@@ -182,8 +205,7 @@ paths_confined(void)
 	T(skill_path(sk, &t_arena, "nodir/x/new.md", 0, &out) == -E_DENIED);
 out:
 	rm_rf(tmpl);
-	arena_reset(&r.a[0]);
-	arena_reset(&r.a[1]);
+	skill_reg_free(&r);
 }
 
 static void
@@ -222,8 +244,133 @@ scan_out_of_memory(void)
 	}
 	T(nomem > 0 && ok > 0);
 	rm_rf(tmpl);
-	arena_reset(&r.a[0]);
-	arena_reset(&r.a[1]);
+	skill_reg_free(&r);
+}
+
+/* Make n skills named sNNNN under d, each with a description. */
+static void
+many(const char *d, int n)
+{
+	char text[256], rel[64];
+	int i;
+
+	for (i = 0; i < n; i++) {
+		snprintf(rel, sizeof(rel), "s%04d", i);
+		skill_text(text, sizeof(text), rel, "Skill of the memory test.");
+		snprintf(rel, sizeof(rel), "s%04d/SKILL.md", i);
+		put(d, rel, text);
+	}
+}
+
+/* What the catalog keeps per skill: the struct, its index slot, the
+ * folder path and the description, and little else (the name shares the
+ * folder's bytes). Freeing gives everything back. */
+static void
+catalog_cost(void)
+{
+	const char *d = tmpdir();
+	const char *roots[1];
+	struct skill_reg r;
+	size_t base, per, want;
+
+	if (d == NULL) {
+		T(d != NULL);
+		return;
+	}
+	roots[0] = d;
+	many(d, 400);
+	base = mem_used();
+	T(skill_reg_init(&r, roots, 1, NULL, NULL) == 0);
+	T(skill_reg_scan(&r) == 0);
+	T_EQI(r.n, 400);
+	per = (mem_used() - base) / 400;
+	want = (sizeof(struct skill) + strlen(r.v[0]->dir) + 1 +
+	    strlen(r.v[0]->description) + 1 + 7) / 8 * 8 +
+	    sizeof(struct skill *);
+	if (per > want + 24)		/* arena chunk headers and tails */
+		t_fail(__FILE__, __LINE__, "%zu bytes per skill, want %zu "
+		    "(arena %zu)", per, want, arena_size(&r.a[r.cur]));
+	T(r.v[0]->name >= r.v[0]->dir &&
+	    r.v[0]->name < r.v[0]->dir + strlen(r.v[0]->dir));
+	skill_reg_free(&r);
+	T_EQI(mem_used(), base);
+	rm_rf(tmpl);
+}
+
+/* A rescan when the old and the new registry do not fit side by side
+ * drops the old one first instead of failing. */
+static void
+rescan_tight(void)
+{
+	const char *d = tmpdir();
+	const char *roots[1];
+	struct skill_reg r;
+	char text[256];
+	size_t base, one;
+	int changed;
+
+	if (d == NULL) {
+		T(d != NULL);
+		return;
+	}
+	roots[0] = d;
+	many(d, 300);
+	base = mem_used();
+	T(skill_reg_init(&r, roots, 1, NULL, NULL) == 0);
+	T(skill_reg_scan(&r) == 0);
+	one = mem_used() - base;
+	skill_text(text, sizeof(text), "s0000", "Edited.");
+	put(d, "s0000/SKILL.md", text);
+	mem_set_limit(base + one + one / 2 + 32 * 1024);
+	T(skill_reg_refresh(&r, &changed) == 0);
+	mem_set_limit(0);
+	T(changed);
+	T_EQI(r.n, 300);
+	T(skill_find(&r, "s0000") != NULL &&
+	    strcmp(skill_find(&r, "s0000")->description, "Edited.") == 0);
+	skill_reg_free(&r);
+	rm_rf(tmpl);
+}
+
+struct each {
+	unsigned	 n;
+	size_t		 peak;
+};
+
+static int
+count_one(void *ctx, const struct skill *sk)
+{
+	struct each *e = ctx;
+
+	e->n += sk->name != NULL && sk->dir != NULL;
+	if (mem_used() > e->peak)
+		e->peak = mem_used();
+	return 0;
+}
+
+/* skill_reg_each keeps nothing: its use stays flat as skills go by. */
+static void
+each_streams(void)
+{
+	const char *d = tmpdir();
+	const char *roots[1];
+	struct skill_reg r;
+	struct each e = { 0, 0 };
+	size_t base;
+
+	if (d == NULL) {
+		T(d != NULL);
+		return;
+	}
+	roots[0] = d;
+	many(d, 300);
+	base = mem_used();
+	T(skill_reg_init(&r, roots, 1, NULL, NULL) == 0);
+	T(skill_reg_each(&r, count_one, &e) == 0);
+	T_EQI(e.n, 300);
+	T(e.peak - base < 64 * 1024);
+	T_EQI(mem_used(), base);
+	rm_rf(tmpl);
 }
 
 static const struct unit_case cases[] = {
@@ -231,6 +378,9 @@ static const struct unit_case cases[] = {
 	{ "scan_and_refresh", scan_and_refresh },
 	{ "paths_confined", paths_confined },
 	{ "scan_out_of_memory", scan_out_of_memory },
+	{ "catalog_cost", catalog_cost },
+	{ "rescan_tight", rescan_tight },
+	{ "each_streams", each_streams },
 };
 
 const struct unit_suite suite_skill = { "skill", cases, ARRAY_LEN(cases) };
