@@ -326,8 +326,8 @@ frame_setup(struct agent *ag, struct frame *f)
 			const struct skill *sk = ag->reg.v[i];
 			struct llm_tool *t = &f->tools[f->ntools];
 
-			/* Tool names are [A-Za-z0-9_-] for the providers: a
-			 * skill named in another script is reached inline. */
+			/* Providers want tool names in [A-Za-z0-9_-]: a skill
+			 * named in another script is reached only inline. */
 			if (sk == f->skill || (sk->flags & SKILL_NO_MODEL) ||
 			    !skill_name_is_ascii(sk->name) ||
 			    strlen(sk->name) > 64 - strlen(HANDOFF_PREFIX) ||
