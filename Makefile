@@ -45,8 +45,11 @@ ifeq ($(LTO),1)
 OPT		+= -flto=auto
 LTOLD		= -flto=auto
 endif
+# Debian's compilers make position-independent code by default; a static
+# executable has a fixed address, so that code only costs (armv7: 5%).
 BASEFLAGS	= -std=c11 -D_GNU_SOURCE $(OPT) -ffunction-sections -fdata-sections \
-		  -fno-asynchronous-unwind-tables -fno-unwind-tables $(CPUFLAGS)
+		  -fno-asynchronous-unwind-tables -fno-unwind-tables -fno-pie \
+		  $(CPUFLAGS)
 CWARN		= -Wall -Wextra -Wundef -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 ifeq ($(CI),true)
 CWARN		+= -Werror
@@ -54,7 +57,7 @@ endif
 CFLAGS		?=
 CPPFLAGS	+= -DSKILLBOX_VERSION='"$(VERSION)"' -DSKILLBOX_ARCH='"$(ARCH)"' \
 		   -DSKILLBOX_BOARD='"$(BOARD)"' -I$(B)/gen -Isrc
-LDFLAGS		+= $(LTOLD) -static -Wl,--gc-sections -Wl,-z,norelro -Wl,-z,noseparate-code \
+LDFLAGS		+= $(LTOLD) -static -no-pie -Wl,--gc-sections -Wl,-z,norelro -Wl,-z,noseparate-code \
 		   -Wl,--build-id=none
 LDLIBS		= $(B)/vendor/libfyaml.a $(B)/vendor/libbearssl.a -lm
 
