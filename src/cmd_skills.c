@@ -2,6 +2,7 @@
  * usage: skillbox skills list [--json] [-d DIR]... [DIR...]
  *        skillbox skills show [--json] [-d DIR]... NAME
  *        skillbox skills validate DIR...
+ *        skillbox skills enable [-d DIR]... NAME
  *
  * list      the skills found in the folders, one a line: name, folder,
  *           description, each as it is found (folders in the order given,
@@ -12,6 +13,10 @@
  * validate  check every skill in or below each DIR (or the folder of a
  *           SKILL.md) against the Agent Skills rules; prints FILE:LINE:
  *           RULE: message per problem and exits 1 if there is any.
+ * enable    put in force a skill the model made with create_skill, which
+ *           waits as NAME/SKILL.md.pending in a skills folder (-d, else
+ *           the configuration's): it is checked, its allowed-tools shown,
+ *           and the file renamed to SKILL.md.
  *
  * Skills are searched up to 6 folder levels down, dot-folders included
  * (not .git, .hg, .svn, .venv, __pycache__, node_modules).
@@ -24,10 +29,12 @@
  *
  * Exit status: 0 ok, 1 a skill is invalid or not found, 2 usage, 3 memory
  * budget exhausted. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cfg.h"
 #include "cmd.h"
@@ -376,6 +383,61 @@ do_show(struct opts *o, int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* A skill the model made waits as NAME/SKILL.md.pending until a person
+ * puts it in force here. */
+static int
+do_enable(struct opts *o, int argc, char **argv)
+{
+	struct cfg c;
+	const char *const *dirs = o->roots, *name;
+	char err[256], *from, *to, *dir;
+	unsigned n = o->nroots, i, bad;
+	struct stat st;
+
+	if (argc != 1 || *(name = argv[0]) == '\0' ||
+	    strchr(name, '/') != NULL || name[0] == '.')
+		return cmd_usage("skills", "enable takes one skill name");
+	if (n == 0) {
+		if (cfg_load(&c, &app.perm, app.config, err, sizeof(err)) != 0) {
+			log_err("%s", err);
+			return EXIT_FAIL;
+		}
+		dirs = c.skills;
+		n = c.nskills;
+	}
+	for (i = 0; i < n; i++) {
+		if ((dir = arena_printf(&app.perm, "%s/%s", dirs[i], name)) ==
+		    NULL || (from = arena_printf(&app.perm,
+		    "%s/SKILL.md.pending", dir)) == NULL || (to =
+		    arena_printf(&app.perm, "%s/SKILL.md", dir)) == NULL)
+			return cmd_nomem("enabling the skill");
+		if (lstat(from, &st) != 0)
+			continue;
+		if (!S_ISREG(st.st_mode) || lstat(to, &st) == 0) {
+			log_err("skills: %s: not a pending skill (%s)", dir,
+			    S_ISREG(st.st_mode) ? "SKILL.md exists" :
+			    "not a file");
+			return EXIT_FAIL;
+		}
+		if (rename(from, to) != 0) {
+			log_err("skills: %s: %s", to, strerror(errno));
+			return EXIT_FAIL;
+		}
+		if ((bad = (unsigned)skill_validate_dir(&app.perm, dir, vdiag,
+		    NULL)) != 0) {
+			(void)rename(to, from);
+			log_err("skills: %s: not valid: left pending", dir);
+			return EXIT_FAIL;
+		}
+		printf("enabled %s in %s (skillbox skills show %s: what it may "
+		    "do)\n", name, dir, name);
+		return EXIT_OK;
+	}
+	log_err("skills: no pending skill '%s' (NAME/SKILL.md.pending) in the "
+	    "skills folders", name);
+	return EXIT_FAIL;
+}
+
 static int
 do_validate(int argc, char **argv)
 {
@@ -427,6 +489,8 @@ cmd_skills(int argc, char **argv)
 		return do_show(&o, argc, argv);
 	if (strcmp(sub, "validate") == 0)
 		return do_validate(argc, argv);
+	if (strcmp(sub, "enable") == 0)
+		return do_enable(&o, argc, argv);
 	if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0)
 		return cmd_help("skills");
 	return cmd_usage("skills", "unknown sub-command '%s'", sub);

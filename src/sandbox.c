@@ -295,6 +295,26 @@ name_in(const char *s, size_t n, const char *const *names)
 }
 
 /* see sandbox.h */
+const char *
+sbx_tool_next(const char **sp, size_t *len)
+{
+	const char *s = *sp, *w;
+	int depth = 0;
+
+	if (s == NULL)
+		return NULL;
+	s += strspn(s, " \t\r\n,");
+	if (*s == '\0')
+		return NULL;
+	for (w = s; *s != '\0' && (depth > 0 || strchr(" \t\r\n,", *s) ==
+	    NULL); s++)
+		depth += *s == '(' ? 1 : *s == ')' ? -1 : 0;
+	*len = (size_t)(s - w);
+	*sp = s;
+	return w;
+}
+
+/* see sandbox.h */
 int
 sbx_from_allowed_tools(struct sbx_policy *p, struct arena *a,
     const char *s)
@@ -307,17 +327,11 @@ sbx_from_allowed_tools(struct sbx_policy *p, struct arena *a,
 	static const char *const ux[] = { "UnixSocket", NULL };
 	const char *w, *paren;
 	struct str rule;
-	size_t n;
-	int unknown = 0, open = 0, depth;
+	size_t n, len;
+	int unknown = 0, open = 0;
 
-	for (; s != NULL;) {
-		s += strspn(s, " \t\r\n,");
-		if (*s == '\0')
-			break;
-		for (w = s, depth = 0; *s != '\0' && (depth > 0 ||
-		    strchr(" \t\r\n,", *s) == NULL); s++)
-			depth += *s == '(' ? 1 : *s == ')' ? -1 : 0;
-		paren = memchr(w, '(', (size_t)(s - w));
+	while ((w = sbx_tool_next(&s, &len)) != NULL) {
+		paren = memchr(w, '(', len);
 		n = (size_t)((paren != NULL ? paren : s) - w);
 		if (name_in(w, n, rd))
 			p->perms |= SBX_READ;

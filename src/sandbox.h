@@ -162,6 +162,11 @@ struct sbx_probe {
 
 void	sbx_probe(struct sbx_probe *pr);
 
+/* The next entry of an allowed-tools string ("Read Bash(git log:*)
+ * WebFetch", separated by blanks or commas, parentheses kept whole) at
+ * *s, with its length in *len; *s moves past it. NULL at the end. */
+const char *sbx_tool_next(const char **s, size_t *len);
+
 /* Map an allowed-tools string ("Read Bash(git:*) WebFetch") to perms and
  * shell rules in p; unknown tools are ignored (returned count). */
 int	sbx_from_allowed_tools(struct sbx_policy *p, struct arena *a,

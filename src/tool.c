@@ -771,17 +771,11 @@ cap_tools(struct call *c, const char *tools, unsigned cap, struct sbuf *kept,
 {
 	struct sbx_policy tp;
 	const char *s = tools, *w;
+	size_t n;
 	char *tok;
-	int depth;
 
-	while (s != NULL && *s != '\0') {
-		s += strspn(s, " \t\r\n,");
-		if (*s == '\0')
-			break;
-		for (w = s, depth = 0; *s != '\0' && (depth > 0 ||
-		    strchr(" \t\r\n,", *s) == NULL); s++)
-			depth += *s == '(' ? 1 : *s == ')' ? -1 : 0;
-		if ((tok = arena_strndup(c->a, w, (size_t)(s - w))) == NULL)
+	while ((w = sbx_tool_next(&s, &n)) != NULL) {
+		if ((tok = arena_strndup(c->a, w, n)) == NULL)
 			return c->nomem = -E_NOMEM;
 		memset(&tp, 0, sizeof(tp));
 		if (sbx_from_allowed_tools(&tp, c->a, tok) == 0 &&

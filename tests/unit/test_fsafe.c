@@ -41,21 +41,6 @@ free_fd(void)
 }
 
 static void
-put(const char *dir, const char *rel, const char *text)
-{
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, rel);
-	if ((f = fopen(path, "w")) == NULL) {
-		t_fail(__FILE__, __LINE__, "cannot write %s", path);
-		return;
-	}
-	fputs(text, f);
-	fclose(f);
-}
-
-static void
 sub(char *buf, size_t n, const char *dir, const char *rel)
 {
 	snprintf(buf, n, "%s/%s", dir, rel);
@@ -145,10 +130,10 @@ setup(void)
 	mk(root, "ws");
 	mk(root, "outside");
 	mk(root, "sk");
-	put(ws, "a.txt", "hello\n");
+	t_put(ws, "a.txt", "hello\n");
 	mk(ws, "sub");
-	put(ws, "sub/b.txt", "bee\n");
-	put(outside, "secret.txt", "OUTSIDE-SECRET\n");
+	t_put(ws, "sub/b.txt", "bee\n");
+	t_put(outside, "secret.txt", "OUTSIDE-SECRET\n");
 }
 
 static void
@@ -209,9 +194,9 @@ fsafe_paths(void)
 	ln("../ws/a.txt", ws, "lround");	/* out and back in: refused */
 	ln("loop2", ws, "loop1");
 	ln("loop1", ws, "loop2");
-	put(ws, "sub/.hidden", "h");
+	t_put(ws, "sub/.hidden", "h");
 	mk(ws, "sub/deeper");
-	put(ws, "sub/deeper/c.txt", "c");
+	t_put(ws, "sub/deeper/c.txt", "c");
 	/* Plain paths, "." and "..", beneath. */
 	EXPECT("a.txt", O_RDONLY, S, 0, 'h');
 	EXPECT("./sub//b.txt", O_RDONLY, S, 0, 'b');
@@ -554,8 +539,8 @@ ws_names(void)
 	REFUSED(T_WRITE_FILE, "{\"path\":\"del\\u007f\",\"content\":\"x\"}");
 	REFUSED(T_WRITE_FILE, "{\"path\":\"esc\\u001b[2J\",\"content\":\"x\"}");
 	/* Such names made by a script are shown escaped. */
-	put(ws, "a.txt (3 bytes)\nsecret-plans.txt", "12345");
-	put(ws, "q\",\"type\":\"dir", "x");
+	t_put(ws, "a.txt (3 bytes)\nsecret-plans.txt", "12345");
+	t_put(ws, "q\",\"type\":\"dir", "x");
 	s = call(T_LIST_WORKSPACE_FILES, "{}", &e);
 	T_EQI(e, 0);
 	T(strstr(s, "\nsecret-plans.txt") == NULL);
@@ -582,9 +567,9 @@ skill_files(void)
 
 	setup();
 	env_init();
-	put(skdir, "SKILL.md", "---\nname: sk\ndescription: d\n---\nBody\n");
+	t_put(skdir, "SKILL.md", "---\nname: sk\ndescription: d\n---\nBody\n");
 	mk(skdir, "references");
-	put(skdir, "references/guide.md", "guide\n");
+	t_put(skdir, "references/guide.md", "guide\n");
 	ln("guide.md", skdir, "references/alias.md");
 	ln("../SKILL.md", skdir, "references/up.md");
 	ln("../../outside/secret.txt", skdir, "references/out.md");
@@ -642,7 +627,7 @@ race(void)
 	setup();
 	env_init();
 	mk(ws, "d");
-	put(ws, "d/secret.txt", "inside\n");
+	t_put(ws, "d/secret.txt", "inside\n");
 	ln("../outside", ws, "s");
 	sub(d, sizeof(d), ws, "d");
 	sub(s, sizeof(s), ws, "s");

@@ -22,26 +22,6 @@ tmpdir(void)
 }
 
 static void
-put(const char *root, const char *rel, const char *text)
-{
-	char path[512], *s;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	for (s = path + strlen(root) + 1; (s = strchr(s, '/')) != NULL; s++) {
-		*s = '\0';
-		mkdir(path, 0755);
-		*s = '/';
-	}
-	if ((f = fopen(path, "w")) == NULL) {
-		t_fail(__FILE__, __LINE__, "cannot write %s", path);
-		return;
-	}
-	fputs(text, f);
-	fclose(f);
-}
-
-static void
 rm_rf(const char *dir)
 {
 	char cmd[600];
@@ -110,9 +90,9 @@ scan_and_refresh(void)
 		return;
 	roots[0] = d;
 	skill_text(text, sizeof(text), "alpha", "first");
-	put(d, "alpha/SKILL.md", text);
+	t_put(d, "alpha/SKILL.md", text);
 	skill_text(text, sizeof(text), "beta", "second");
-	put(d, "beta/SKILL.md", text);
+	t_put(d, "beta/SKILL.md", text);
 	T(skill_reg_init(&r, roots, 1, NULL, NULL) == 0);
 	T(skill_reg_scan(&r) == 0);
 	T_EQI(r.n, 2);
@@ -125,7 +105,7 @@ scan_and_refresh(void)
 
 	/* A new folder is seen. */
 	skill_text(text, sizeof(text), "gamma", "third");
-	put(d, "gamma/SKILL.md", text);
+	t_put(d, "gamma/SKILL.md", text);
 	T(skill_reg_refresh(&r, &changed) == 0);
 	T(changed);
 	T(skill_find(&r, "gamma") != NULL);
@@ -137,7 +117,7 @@ scan_and_refresh(void)
 		nanosleep(&ts, NULL);
 	}
 	skill_text(text, sizeof(text), "alpha", "edited description");
-	put(d, "alpha/SKILL.md", text);
+	t_put(d, "alpha/SKILL.md", text);
 	T(skill_reg_refresh(&r, &changed) == 0);
 	T(changed);
 	T_EQS(skill_find(&r, "alpha")->description, "edited description");
@@ -165,9 +145,9 @@ paths_confined(void)
 	}
 	roots[0] = d;
 	skill_text(text, sizeof(text), "box", "confined");
-	put(d, "box/SKILL.md", text);
-	put(d, "box/references/a.md", "A\n");
-	put(d, "other/secret.txt", "secret\n");
+	t_put(d, "box/SKILL.md", text);
+	t_put(d, "box/references/a.md", "A\n");
+	t_put(d, "other/secret.txt", "secret\n");
 	snprintf(link, sizeof(link), "%s/box/references/out", d);
 	T(symlink("/etc", link) == 0);
 	snprintf(link, sizeof(link), "%s/box/references/in", d);
@@ -227,7 +207,7 @@ scan_out_of_memory(void)
 		snprintf(rel, sizeof(rel), "s%02d", i);
 		skill_text(text, sizeof(text), rel, "some skill");
 		snprintf(rel, sizeof(rel), "s%02d/SKILL.md", i);
-		put(d, rel, text);
+		t_put(d, rel, text);
 	}
 	T(skill_reg_init(&r, roots, 1, NULL, NULL) == 0);
 	for (lim = 2048; lim < 512 * 1024; lim += lim / 3) {
@@ -258,7 +238,7 @@ many(const char *d, int n)
 		snprintf(rel, sizeof(rel), "s%04d", i);
 		skill_text(text, sizeof(text), rel, "Skill of the memory test.");
 		snprintf(rel, sizeof(rel), "s%04d/SKILL.md", i);
-		put(d, rel, text);
+		t_put(d, rel, text);
 	}
 }
 
@@ -320,7 +300,7 @@ rescan_tight(void)
 	T(skill_reg_scan(&r) == 0);
 	one = mem_used() - base;
 	skill_text(text, sizeof(text), "s0000", "Edited.");
-	put(d, "s0000/SKILL.md", text);
+	t_put(d, "s0000/SKILL.md", text);
 	mem_set_limit(base + one + one / 2 + 32 * 1024);
 	T(skill_reg_refresh(&r, &changed) == 0);
 	mem_set_limit(0);

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "unit.h"
 #include "suites.h"
@@ -21,6 +22,27 @@ t_fail(const char *file, int line, const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	case_failed = 1;
+}
+
+/* see unit.h */
+void
+t_put(const char *root, const char *rel, const char *text)
+{
+	char path[512], *s;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	for (s = path + strlen(root) + 1; (s = strchr(s, '/')) != NULL; s++) {
+		*s = '\0';
+		mkdir(path, 0755);
+		*s = '/';
+	}
+	if ((f = fopen(path, "w")) == NULL) {
+		t_fail(__FILE__, __LINE__, "cannot write %s", path);
+		return;
+	}
+	fputs(text, f);
+	fclose(f);
 }
 
 static int

@@ -25,6 +25,10 @@ struct unit_suite {
 
 void	t_fail(const char *file, int line, const char *fmt, ...) ATTR_PRINTF(3, 4);
 
+/* Write text to root/rel, making the folders on the way (a failure is
+ * recorded). */
+void	t_put(const char *root, const char *rel, const char *text);
+
 /* A scratch arena, reset before every case. */
 extern struct arena t_arena;
 
