@@ -1608,7 +1608,7 @@ agent_new(struct arena *perm, const struct cfg *c, const struct agent_opts *o,
 	for (i = 0; i < c->sandbox.nrequire; i++) {
 		const char *bad, *want = strcmp(c->sandbox.require[i],
 		    "all") == 0 ? "rlimit nnp landlock landlock-net netns "
-		    "seccomp seccomp-net userdrop privtmp env" :
+		    "seccomp seccomp-net seccomp-unix userdrop privtmp env" :
 		    c->sandbox.require[i];
 		unsigned bits;
 

@@ -1027,7 +1027,9 @@ sbx_run(struct arena *a, const struct sbx_policy *p,
 	c.abi = st.pr.landlock_abi;
 	c.parent = getpid();
 	c.want = plan(p, &expect);
-	req = p->require & ~(p->perms & SBX_NET ? NET_LAYERS : 0);
+	/* What a permission lifts cannot be required of its run. */
+	req = p->require & ~(p->perms & SBX_NET ? NET_LAYERS : 0) &
+	    ~(p->perms & SBX_UNIX ? SBX_L_SECCOMP_UNIX : 0);
 	c.require = req;
 	if (req & ~c.want) {
 		i = BIT(req & ~c.want);
