@@ -442,6 +442,11 @@ cmd_exec(int argc, char **argv)
 	if (e != 0 || r.denied || r.timed_out || (r.why[0] != '\0' &&
 	    r.status >= 126))
 		log_err("exec: %s %s: %s", sk->name, script, r.why);
+	else if (e == 0 && (r.status > 0 || r.signal) &&
+	    !(o.p.perms & SBX_NET))
+		log_err("exec: %s %s failed; note: the skill has no network "
+		    "(its allowed-tools has no WebFetch): a failed connection or "
+		    "name lookup is the sandbox", sk->name, script);
 	miss = r.missing ? sbx_layers_str(&app.perm, r.missing) : NULL;
 	if (app.stats || log_get_level() >= LOG_INFO)
 		fprintf(stderr, "skillbox: exec: %s %s: %s%d, %ld ms, "

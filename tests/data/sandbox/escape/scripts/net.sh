@@ -1,6 +1,6 @@
 #!/bin/sh
 # net.sh PORT: open a TCP connection to 127.0.0.1:PORT and send a line;
-# prints connect-ok or connect-denied
+# prints connect-ok, or connect-denied and exits 1
 port=$1
 if command -v python3 >/dev/null 2>&1; then
 	exec python3 -c '
@@ -12,6 +12,7 @@ try:
     print("connect-ok")
 except OSError as e:
     print("connect-denied", e)
+    sys.exit(1)
 ' "$port"
 fi
 for nc in "busybox nc" nc; do
@@ -21,3 +22,4 @@ for nc in "busybox nc" nc; do
 	fi
 done
 echo connect-denied
+exit 1
