@@ -3,7 +3,6 @@
 #include "agent.h"
 
 #include <dirent.h>
-#include <pwd.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +25,6 @@
 #define REPEAT_REFUSE	3		/* the 3rd identical call is refused */
 #define REPEAT_STOP	5		/* the 5th stops the turn */
 #define HANDOFF_PREFIX	"handoff_to_"
-#define STR_NOBODY	"65534"		/* SBX_NOBODY */
 
 static const char default_instructions[] =
     "You are skillbox, an assistant running on a small Linux device. "
@@ -63,7 +61,9 @@ struct agent {
 	uint64_t		 hashes[MAX_HASHES];
 	unsigned char		 counts[MAX_HASHES];
 	unsigned		 nhashes;
-	unsigned long long	 ws_start;	/* workspace bytes at turn start */
+	unsigned long long	 ws_start;	/* workspace bytes before the
+						 * turn's first writing tool */
+	int			 ws_measured;
 	enum agent_status	 stop;		/* why the turn must end */
 	char			 why[320];
 };
@@ -423,6 +423,8 @@ static enum agent_status run_frame(struct agent *ag, struct frame *f,
 static void
 tool_env(struct agent *ag, const struct frame *f, struct tool_env *env)
 {
+	long long left;
+
 	memset(env, 0, sizeof(*env));
 	env->reg = &ag->reg;
 	env->skill = f->skill;
@@ -437,9 +439,9 @@ tool_env(struct agent *ag, const struct frame *f, struct tool_env *env)
 	    ag->cfg->skills[ag->cfg->nskills - 1] : NULL;
 	env->timeout_ms = ag->cfg->limits.tool_timeout_s * 1000;
 	/* A script may not outlive the turn (limits.time). */
-	if (ag->cfg->limits.time_s != 0 && ag->deadline - net_now_ms() <
-	    (long long)env->timeout_ms)
-		env->timeout_ms = (unsigned)MAX(ag->deadline - net_now_ms(), 1);
+	left = ag->deadline - net_now_ms();
+	if (ag->cfg->limits.time_s != 0 && left < (long long)env->timeout_ms)
+		env->timeout_ms = (unsigned)MAX(left, 1);
 	env->out_cap = ag->cfg->limits.output_cap;
 }
 
@@ -447,7 +449,7 @@ tool_env(struct agent *ag, const struct frame *f, struct tool_env *env)
  * filling the flash of a router is a turn gone wrong): past that the turn
  * stops. Nothing is removed: the files are the person's to judge. */
 static void
-check_workspace(struct agent *ag)
+workspace_grown(struct agent *ag)
 {
 	unsigned long long now;
 
@@ -483,7 +485,7 @@ run_call(struct agent *ag, struct frame *f, const struct llm_call *c,
 {
 	struct tool_env env;
 	unsigned rep;
-	int id, e;
+	int id, e, writes;
 
 	memset(out, 0, sizeof(*out));
 	rep = repeat_count(ag, c);
@@ -584,14 +586,20 @@ run_call(struct agent *ag, struct frame *f, const struct llm_call *c,
 		return;
 	}
 	tool_env(ag, f, &env);
+	writes = (id == T_RUN_COMMAND_LINE || id == T_RUN_SKILL_SCRIPT ||
+	    id == T_WRITE_FILE) && ag->workspace != NULL;
+	/* Measured once a turn, and only in turns that may write there. */
+	if (writes && !ag->ws_measured) {
+		(void)sbx_disk_usage(ag->workspace, &ag->ws_start);
+		ag->ws_measured = 1;
+	}
 	if ((e = tool_call(&env, &ag->turn, (enum tool_id)id, c->args,
 	    c->args_len, out)) != 0) {
 		ag->stop = AG_NOMEM;
 		return;
 	}
-	if ((id == T_RUN_COMMAND_LINE || id == T_RUN_SKILL_SCRIPT ||
-	    id == T_WRITE_FILE) && ag->workspace != NULL)
-		check_workspace(ag);
+	if (writes)
+		workspace_grown(ag);
 	if (id == T_HAND_BACK && !out->is_error) {
 		f->handed_back = 1;
 		f->result = out->text;
@@ -1217,8 +1225,7 @@ agent_turn(struct agent *ag, const char *input, size_t n, const char **final)
 	if (ag->cl != NULL)
 		llm_set_deadline(ag->cl, ag->cfg->limits.time_s != 0 ?
 		    ag->deadline : 0);
-	if (ag->workspace != NULL)
-		(void)sbx_disk_usage(ag->workspace, &ag->ws_start);
+	ag->ws_measured = 0;
 	if ((text = arena_strndup(&ag->turn, input, n)) == NULL)
 		return AG_NOMEM;
 	/* Compact before this turn's input is logged, so the log replays
@@ -1515,50 +1522,24 @@ perm_of(const char *tool)
 	return v;
 }
 
-/* sandbox.user: a name from the user database, or UID[:GID]. The
- * workspace is handed to that user so scripts can write there. */
-static int
-set_user(struct agent *ag, const char *u, char *why, size_t whylen)
+/* Hand the workspace to the scripts' user, so they can write there. */
+static void
+give_workspace(struct agent *ag)
 {
-	struct passwd *pw;
-	char *end;
-	unsigned long v;
+	char *parent = arena_strdup(ag->perm, ag->workspace), *sl;
+	struct stat st;
 
-	v = strtoul(u, &end, 10);
-	if (end != u && (*end == '\0' || *end == ':')) {
-		ag->base.uid = (uid_t)v;
-		ag->base.gid = *end == ':' ? (gid_t)strtoul(end + 1, NULL, 10) :
-		    (gid_t)v;
-	} else if ((pw = getpwnam(u)) != NULL) {
-		ag->base.uid = pw->pw_uid;
-		ag->base.gid = pw->pw_gid;
-	} else {
-		snprintf(why, whylen, "sandbox.user '%s': no such user", u);
-		return -1;
+	if (chown(ag->workspace, ag->base.uid, ag->base.gid) != 0)
+		log_warn("workspace %s: cannot give it to uid %u: %s",
+		    ag->workspace, (unsigned)ag->base.uid, strerror(errno));
+	/* The user must reach its workspace: let it through the (0700)
+	 * state folder without reading it. */
+	if (parent != NULL && (sl = strrchr(parent, '/')) != NULL &&
+	    sl != parent) {
+		*sl = '\0';
+		if (stat(parent, &st) == 0 && !(st.st_mode & S_IXOTH))
+			(void)chmod(parent, (st.st_mode & 07777) | S_IXOTH);
 	}
-	if (ag->base.uid == 0) {
-		ag->base.as_root = 1;
-		return 0;
-	}
-	if (ag->workspace != NULL) {
-		char *parent = arena_strdup(ag->perm, ag->workspace), *sl;
-		struct stat st;
-
-		if (chown(ag->workspace, ag->base.uid, ag->base.gid) != 0)
-			log_warn("workspace %s: cannot give it to uid %u: %s",
-			    ag->workspace, (unsigned)ag->base.uid,
-			    strerror(errno));
-		/* The user must reach its workspace: let it through the
-		 * (0700) state folder without reading it. */
-		if (parent != NULL && (sl = strrchr(parent, '/')) != NULL &&
-		    sl != parent) {
-			*sl = '\0';
-			if (stat(parent, &st) == 0 && !(st.st_mode & S_IXOTH))
-				(void)chmod(parent, (st.st_mode & 07777) |
-				    S_IXOTH);
-		}
-	}
-	return 0;
 }
 
 /* see agent.h */
@@ -1568,6 +1549,7 @@ agent_new(struct arena *perm, const struct cfg *c, const struct agent_opts *o,
 {
 	struct agent *ag;
 	struct llm_conf lc;
+	const char *key;
 	unsigned i;
 	int e;
 
@@ -1617,18 +1599,23 @@ agent_new(struct arena *perm, const struct cfg *c, const struct agent_opts *o,
 	}
 	/* As root, scripts run as sandbox.user, or nobody: running them as
 	 * root takes an explicit sandbox.user: root, said on every run. */
-	if (geteuid() == 0 && set_user(ag, c->sandbox.user != NULL ?
-	    c->sandbox.user : STR_NOBODY, why, whylen) != 0) {
-		*err = -E_INVAL;
-		return NULL;
+	if (geteuid() == 0) {
+		if (cfg_script_user(c, &ag->base.uid, &ag->base.gid) != 0) {
+			snprintf(why, whylen, "sandbox.user '%s': no such user",
+			    c->sandbox.user);
+			*err = -E_INVAL;
+			return NULL;
+		}
+		ag->base.as_root = ag->base.uid == 0;
+		if (!ag->base.as_root && ag->workspace != NULL)
+			give_workspace(ag);
 	}
 	if (ag->base.as_root)
 		log_warn("sandbox.user is root: skill scripts and model-written "
 		    "command lines run as root, with every capability");
-	if (cfg_secret_is_key(c) != NULL)
+	if ((key = cfg_secret_is_key(c)) != NULL)
 		log_warn("sandbox.secrets names %s, the model's own API key: "
-		    "every script (and so the model) can read it",
-		    cfg_secret_is_key(c));
+		    "every script (and so the model) can read it", key);
 	if ((e = skill_reg_init(&ag->reg, c->skills, c->nskills, NULL,
 	    NULL)) != 0 || (e = skill_reg_scan(&ag->reg)) != 0) {
 		*err = e;

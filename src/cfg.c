@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "fm.h"
 #include "llm.h"
 #include "log.h"
+#include "sandbox.h"
 #include "skill.h"
 #include "str.h"
 
@@ -85,6 +87,8 @@ static const char *const tools[] = {
 	"Read", "Grep", "Glob", "LS", "Write", "Edit", "WebFetch", "WebSearch",
 	"Fetch", "Bash", "Terminal", "MultiEdit", "UnixSocket",
 };
+
+static const char *const create[] = { "false", "true", "trusted" };
 
 static const char *const layers[] = {
 	"rlimit", "nnp", "landlock", "landlock-net", "netns", "seccomp",
@@ -562,13 +566,14 @@ set(struct ld *l, const struct key *k, const struct fm_node *nd)
 		    strcmp(nd->s, "false") == 0))
 			*(int *)f = nd->s[0] == 't';
 		return ok ? 0 : must(l, k, nd);
-	case K_CREATE:
-		if ((ok = strcmp(nd->s, "false") == 0 ||
-		    strcmp(nd->s, "true") == 0 ||
-		    strcmp(nd->s, "trusted") == 0))
-			*(int *)f = nd->s[0] == 'f' ? 0 : nd->s[1] == 'r' &&
-			    nd->s[2] == 'u' && nd->s[3] == 'e' ? 1 : 2;
-		return ok ? 0 : must(l, k, nd);
+	case K_CREATE:		/* the index is the value */
+		for (v = 0; v < ARRAY_LEN(create) &&
+		    strcmp(nd->s, create[v]) != 0; v++)
+			;
+		if (v == ARRAY_LEN(create))
+			return must(l, k, nd);
+		*(int *)f = (int)v;
+		return 0;
 	case K_MODE:
 		if ((ok = strcmp(nd->s, "handoff") == 0 ||
 		    strcmp(nd->s, "inline") == 0))
@@ -939,14 +944,16 @@ check_workspace(struct ld *l)
 	const struct cfg *c = l->c;
 	const char *ws = real(l, c->workspace), *p[5 + CFG_MAX_DIRS];
 	const char *name[5 + CFG_MAX_DIRS];
-	unsigned n = 0, i, skills;
+	unsigned n = 0, i, nwritten;
 
 	if (ws == NULL)
 		return 0;
+	/* First what the model writes to (the workspace may not lie in
+	 * them), then what it may not write to. */
 	name[n] = "commands_dir", p[n++] = real(l, c->commands_dir);
-	skills = n;
 	for (i = 0; i < c->nskills; i++)
 		name[n] = "a skills folder", p[n++] = real(l, c->skills[i]);
+	nwritten = n;
 	name[n] = "the configuration file", p[n++] = real(l, l->file);
 	name[n] = "state_dir", p[n++] = real(l, c->state_dir);
 	name[n] = "ca_file", p[n++] = real(l, c->ca_file);
@@ -954,8 +961,7 @@ check_workspace(struct ld *l)
 	for (i = 0; i < n; i++) {
 		if (p[i] == NULL)
 			continue;
-		if (beneath(p[i], ws) || (i < skills + c->nskills &&
-		    beneath(ws, p[i])))
+		if (beneath(p[i], ws) || (i < nwritten && beneath(ws, p[i])))
 			break;
 	}
 	if (i == n)
@@ -1027,6 +1033,31 @@ cfg_api_key_env(const struct cfg *c)
 	    strcmp(c->provider, "responses") == 0)
 		return "OPENAI_API_KEY";
 	return NULL;
+}
+
+/* see cfg.h */
+int
+cfg_script_user(const struct cfg *c, uid_t *uid, gid_t *gid)
+{
+	const char *u = c->sandbox.user;
+	struct passwd *pw;
+	unsigned long v;
+	char *end;
+
+	*uid = *gid = SBX_NOBODY;
+	if (u == NULL)
+		return 0;
+	v = strtoul(u, &end, 10);
+	if (end != u && (*end == '\0' || *end == ':')) {
+		*uid = (uid_t)v;
+		*gid = *end == ':' ? (gid_t)strtoul(end + 1, NULL, 10) :
+		    (gid_t)v;
+	} else if ((pw = getpwnam(u)) != NULL) {
+		*uid = pw->pw_uid;
+		*gid = pw->pw_gid;
+	} else
+		return -E_NOENT;
+	return 0;
 }
 
 /* see cfg.h */

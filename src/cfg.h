@@ -79,6 +79,8 @@
 #ifndef CFG_H
 #define CFG_H
 
+#include <sys/types.h>
+
 #include "arena.h"
 #include "base.h"
 
@@ -180,6 +182,12 @@ const char *cfg_api_key_env(const struct cfg *c);
 /* The entry of sandbox.secrets that hands the model's own API key to every
  * script, or NULL. */
 const char *cfg_secret_is_key(const struct cfg *c);
+
+/* The user skill scripts run as when skillbox runs as root: sandbox.user
+ * (a name from the user database, or UID[:GID]), else SBX_NOBODY. uid 0
+ * means running them as root, asked for. Returns 0 or -E_NOENT (no such
+ * user). */
+int	cfg_script_user(const struct cfg *c, uid_t *uid, gid_t *gid);
 
 /* The API key from that variable, or NULL when unset or empty. */
 const char *cfg_api_key(const struct cfg *c);

@@ -50,6 +50,7 @@ struct cmd_printer {
 	int	stream;		/* text as it arrives */
 	int	progress;	/* progress lines on stderr */
 	int	open;		/* streamed text without its newline */
+	int	tty;		/* a terminal at stdout or stderr */
 	char	said[160];	/* the start of the last error printed */
 };
 

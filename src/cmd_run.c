@@ -31,11 +31,13 @@
 #include "log.h"
 #include "str.h"
 
-/* A string field of an event, in `a`, or "". It is shown to a person:
- * controls are neutralised when a terminal is at either end. */
+/* A string field of an event, in app.perm, or "". It is shown to a
+ * person: controls are neutralised when a terminal is at either end. */
 static const char *
-field(struct arena *a, const char *js, size_t n, const char *key)
+field(const struct cmd_printer *p, const char *js, size_t n,
+    const char *key)
 {
+	struct arena *a = &app.perm;
 	struct json_doc d;
 	size_t len;
 	char *s;
@@ -43,7 +45,7 @@ field(struct arena *a, const char *js, size_t n, const char *key)
 	if (json_parse(a, js, n, 1u << 16, &d) != 0 ||
 	    json_str(&d, a, json_get(&d, 0, key), &s, &len) != 0)
 		return "";
-	if (isatty(1) || isatty(2))
+	if (p->tty)
 		str_ctl_clean(s, len);
 	return s;
 }
@@ -64,20 +66,20 @@ on_event(void *ctx, const char *type, const char *js, size_t n)
 	}
 	m = arena_mark(&app.perm);
 	if (strcmp(type, "text") == 0 && p->stream) {
-		if (strcmp(field(&app.perm, js, n, "agent"), "entry") == 0) {
-			const char *d = field(&app.perm, js, n, "delta");
+		if (strcmp(field(p, js, n, "agent"), "entry") == 0) {
+			const char *d = field(p, js, n, "delta");
 
 			fputs(d, stdout);
 			fflush(stdout);
 			p->open = *d != '\0' && d[strlen(d) - 1] != '\n';
 		}
 	} else if (p->progress && strcmp(type, "handoff") == 0) {
-		const char *to = field(&app.perm, js, n, "to");
+		const char *to = field(p, js, n, "to");
 
-		if (*field(&app.perm, js, n, "task") != '\0')
+		if (*field(p, js, n, "task") != '\0')
 			fprintf(stderr, "  -> %s\n", to);
 		else
-			fprintf(stderr, "  <- %s\n", field(&app.perm, js, n,
+			fprintf(stderr, "  <- %s\n", field(p, js, n,
 			    "from"));
 	} else if (p->progress && strcmp(type, "tool_end") == 0) {
 		struct json_doc d;
@@ -89,17 +91,17 @@ on_event(void *ctx, const char *type, const char *js, size_t n)
 			json_int(&d, json_get(&d, 0, "ms"), &ms);
 		}
 		fprintf(stderr, "  [%s] %s %s (%lld ms%s%s)\n",
-		    field(&app.perm, js, n, "agent"), field(&app.perm, js, n,
+		    field(p, js, n, "agent"), field(p, js, n,
 		    "name"), ok ? "ok" : "failed", ms,
-		    *field(&app.perm, js, n, "confinement") ? "; " : "",
-		    field(&app.perm, js, n, "confinement"));
+		    *field(p, js, n, "confinement") ? "; " : "",
+		    field(p, js, n, "confinement"));
 	} else if (strcmp(type, "error") == 0) {
 		if (p->open)
 			putchar('\n'), p->open = 0;
 		fflush(stdout);
-		snprintf(p->said, sizeof(p->said), "%s", field(&app.perm, js,
+		snprintf(p->said, sizeof(p->said), "%s", field(p, js,
 		    n, "message"));
-		log_err("%s", field(&app.perm, js, n, "message"));
+		log_err("%s", field(p, js, n, "message"));
 	}
 	arena_reset_to(&app.perm, m);
 }
@@ -126,6 +128,7 @@ cmd_agent_open(struct agent **out, const char *session, int resume,
 	p->json = json;
 	p->stream = stream;
 	p->progress = !json && (isatty(2) || log_get_level() >= LOG_INFO);
+	p->tty = isatty(1) || isatty(2);
 	memset(&o, 0, sizeof(o));
 	o.session = session;
 	o.resume = resume;
@@ -170,7 +173,7 @@ cmd_agent_answer(struct cmd_printer *p, enum agent_status st,
 		p->open = 0;
 		return;
 	}
-	if ((isatty(1) || isatty(2)) && (s = arena_strdup(&app.perm,
+	if (p->tty && (s = arena_strdup(&app.perm,
 	    final)) != NULL) {
 		str_ctl_clean(s, strlen(s));
 		final = s;

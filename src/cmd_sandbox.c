@@ -45,21 +45,23 @@ script_user(int *root)
 {
 	struct cfg c;
 	char why[256];
-	const char *u;
+	uid_t uid;
+	gid_t gid;
 
 	*root = 0;
 	if (geteuid() != 0)
 		return "this user (skillbox is not running as root)";
 	if (cfg_load(&c, &app.perm, app.config, why, sizeof(why)) != 0)
 		return arena_printf(&app.perm, "unknown: %s", why);
-	if ((u = c.sandbox.user) == NULL)
-		return "uid 65534 (nobody: no sandbox.user is set)";
-	if (strcmp(u, "root") == 0 || strcmp(u, "0") == 0) {
-		*root = 1;
+	if (cfg_script_user(&c, &uid, &gid) != 0)
+		return arena_printf(&app.perm, "unknown: sandbox.user '%s': no "
+		    "such user", c.sandbox.user);
+	if ((*root = uid == 0))
 		return "ROOT: sandbox.user is root, so scripts and model-written "
 		    "command lines run with every capability";
-	}
-	return arena_printf(&app.perm, "%s (sandbox.user)", u);
+	return arena_printf(&app.perm, "uid %u (%s)", (unsigned)uid,
+	    c.sandbox.user != NULL ? "sandbox.user" : "nobody: no sandbox.user "
+	    "is set");
 }
 
 static int

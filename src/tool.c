@@ -788,24 +788,20 @@ cap_tools(struct call *c, const char *tools, unsigned cap, struct sbuf *kept,
 	return kept->err || dropped->err ? (c->nomem = -E_NOMEM) : 0;
 }
 
-/* Write text to dir/file (new, never through a link). */
+/* Write text to dir/file through fsafe (never through a link). Returns 0
+ * or an errno for the message. */
 static int
-write_new(const char *dir, const char *file, const char *text, size_t n)
+write_in(const char *dir, const char *file, const char *text, size_t n)
 {
-	int fd = -1, dfd, e = 0;
+	int dfd, e, en;
 
-	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC)) < 0 || (fd = openat(dfd, file, O_WRONLY | O_CREAT |
-	    O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)) < 0 ||
-	    write(fd, text, n) != (ssize_t)n || fsync(fd) != 0)
-		e = errno != 0 ? errno : EIO;
-	if (fd >= 0 && close(fd) != 0 && e == 0)
-		e = errno;
-	if (e != 0 && fd >= 0)
-		unlinkat(dfd, file, 0);
-	if (dfd >= 0)
-		close(dfd);
-	return e;
+	if ((dfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) < 0)
+		return errno;
+	e = fsafe_write(dfd, file, text, n, 0644, FSAFE_NO_SYMLINKS);
+	en = errno;
+	close(dfd);
+	return e == 0 ? 0 : e == -E_IO ? en : EINVAL;
 }
 
 /* The model writes a skill; it may not grant it more than the creating
@@ -873,7 +869,7 @@ t_create_skill(struct call *c)
 		sbx_rmtree(tmpl);
 		return c->nomem = -E_NOMEM;
 	}
-	e = mkdir(tdir, 0700) != 0 ? errno : write_new(tdir, "SKILL.md",
+	e = mkdir(tdir, 0700) != 0 ? errno : write_in(tdir, "SKILL.md",
 	    sb.p, sb.len);
 	bad = e == 0 ? skill_validate_dir(c->a, tdir, NULL, NULL) : 0;
 	sbx_rmtree(tmpl);
@@ -889,7 +885,7 @@ t_create_skill(struct call *c)
 	if (mkdir(dir, 0755) != 0)
 		return reply(c, 1, "cannot create %s: %s", dir,
 		    strerror(errno));
-	if ((e = write_new(dir, file, sb.p, sb.len)) != 0) {
+	if ((e = write_in(dir, file, sb.p, sb.len)) != 0) {
 		rmdir(dir);
 		return reply(c, 1, "cannot write %s/%s: %s", dir, file,
 		    strerror(e));
