@@ -242,23 +242,32 @@ many(const char *d, int n)
 	}
 }
 
+/* A fresh folder of n generated skills, or NULL (a failure recorded). */
+static const char *
+many_tmp(int n)
+{
+	const char *d = tmpdir();
+
+	T(d != NULL);
+	if (d != NULL)
+		many(d, n);
+	return d;
+}
+
 /* What the catalog keeps per skill: the struct, its index slot, the
  * folder path and the description, and little else (the name shares the
  * folder's bytes). Freeing gives everything back. */
 static void
 catalog_cost(void)
 {
-	const char *d = tmpdir();
+	const char *d = many_tmp(400);
 	const char *roots[1];
 	struct skill_reg r;
 	size_t base, per, want;
 
-	if (d == NULL) {
-		T(d != NULL);
+	if (d == NULL)
 		return;
-	}
 	roots[0] = d;
-	many(d, 400);
 	base = mem_used();
 	T(skill_reg_init(&r, roots, 1, NULL, NULL) == 0);
 	T(skill_reg_scan(&r) == 0);
@@ -282,19 +291,16 @@ catalog_cost(void)
 static void
 rescan_tight(void)
 {
-	const char *d = tmpdir();
+	const char *d = many_tmp(300);
 	const char *roots[1];
 	struct skill_reg r;
 	char text[256];
 	size_t base, one;
 	int changed;
 
-	if (d == NULL) {
-		T(d != NULL);
+	if (d == NULL)
 		return;
-	}
 	roots[0] = d;
-	many(d, 300);
 	base = mem_used();
 	T(skill_reg_init(&r, roots, 1, NULL, NULL) == 0);
 	T(skill_reg_scan(&r) == 0);
@@ -332,18 +338,15 @@ count_one(void *ctx, const struct skill *sk)
 static void
 each_streams(void)
 {
-	const char *d = tmpdir();
+	const char *d = many_tmp(300);
 	const char *roots[1];
 	struct skill_reg r;
 	struct each e = { 0, 0 };
 	size_t base;
 
-	if (d == NULL) {
-		T(d != NULL);
+	if (d == NULL)
 		return;
-	}
 	roots[0] = d;
-	many(d, 300);
 	base = mem_used();
 	T(skill_reg_init(&r, roots, 1, NULL, NULL) == 0);
 	T(skill_reg_each(&r, count_one, &e) == 0);
