@@ -1,6 +1,6 @@
 # skillbox - one GNU Makefile. Local overrides go in config.mak (not committed).
 #
-#   make [ARCH=x86_64|aarch64|armv7|mipsel|riscv64] [BOARD=name] [V=1]
+#   make [ARCH=x86_64|aarch64|armv7|mips|mipsel|riscv64] [BOARD=name] [V=1]
 #   make test        unit + end-to-end tests, native
 #   make test-cross  the same suites for every other arch under qemu-user
 #   make size        stripped size per arch and what each library adds
@@ -9,11 +9,12 @@
 #   make bench       skillbox against an @openai/agents agent: tables, chart in build/bench
 #   make run         build, validate and list the bundled skills
 #   make install     DESTDIR=dir: binary and bundled skills into a rootfs
+#   make package     .ipk, .apk (OpenWrt) and .deb in build/ARCH/pkg
 
 ARCH		?= x86_64
 BOARD		?= $(ARCH)
 SKILLBOX_TOOLS	?= /opt/skillbox
-CROSS_ARCHES	= aarch64 armv7 mipsel riscv64
+CROSS_ARCHES	= aarch64 armv7 mips mipsel riscv64
 ALL_ARCHES	= x86_64 $(CROSS_ARCHES)
 VERSION		= 0.1.0
 MUSL_VERSION	?= 1.2.3
@@ -25,8 +26,28 @@ pin_version	= $(shell sed -n 's/^version=\([^-+]*\).*/\1/p' vendor/$(1)/pin)
 include board/$(BOARD)/board.mak
 -include config.mak
 
+# Compile-time features (README, "Features and their cost"); a board.mak or
+# the command line may turn one off. A profile is a set of them: full has
+# every one; router leaves out what an armv7 binary of 320 KiB cannot hold.
+PROFILE		?= full
+ifeq ($(PROFILE),router)
+SERVE_TLS	?= 0
+ORCH		?= 0
+HOOKS		?= 0
+else ifneq ($(PROFILE),full)
+$(error PROFILE=$(PROFILE): the profiles are full and router)
+endif
+SERVE_TLS	?= 1
+# orchestration skills: oskill.md, LightSOPLang plans, loop sessions
+ORCH		?= 1
+# hooks: commands and HTTP endpoints that allow or deny steps
+HOOKS		?= 1
+
 ifeq ($(origin CC),default)
 CC		= $(MUSL_CC)
+# A toolchain tools/setup built (its wrapper named by path) is new after a
+# rebuild, or after a board moved to it: every object is made again then.
+CC_DEP		:= $(wildcard $(MUSL_CC))
 endif
 ifeq ($(origin AR),default)
 AR		= $(CROSS_COMPILE)ar
@@ -86,7 +107,7 @@ $(B)/obj/cmd_version.o: CPPFLAGS += -DSKILLBOX_BUILD_DATE='"$(BUILD_DATE)"' \
 	-DMUSL_VERSION='"$(MUSL_VERSION)"' -DJSMN_VERSION='"$(call pin_version,jsmn)"' \
 	-DBEARSSL_VERSION='"$(call pin_version,bearssl)"'
 
-.PHONY: all run install test test-unit test-e2e test-busybox test-cross size size-check \
+.PHONY: FORCE all run install package test test-unit test-e2e test-busybox test-cross size size-check \
 	fuzz check bench clean distclean setup vendor
 
 all: $(BIN)
@@ -103,16 +124,51 @@ $(VS)/%/.skillbox-ok: vendor/%/pin $(wildcard vendor/*/*.patch vendor/*/*.in) | 
 	$(Q)tools/vendor-fetch vendor/$* $(VS)
 vendor: $(VENDOR_OK)
 
-$(B)/vendor/libbearssl.a $(B)/vendor/libfyaml.a: $(VENDOR_OK) tools/vendor.mk
+$(B)/vendor/libbearssl.a $(B)/vendor/libfyaml.a: $(VENDOR_OK) tools/vendor.mk $(CC_DEP)
 	$(Q)$(MAKE) --no-print-directory -f tools/vendor.mk OUT=$(B)/vendor VS=$(VS) \
-	    CC="$(CC)" AR="$(AR)" CFLAGS="$(BASEFLAGS) $(CFLAGS)" Q=$(Q) $@
+	    CC="$(CC)" CC_DEP="$(CC_DEP)" AR="$(AR)" CFLAGS="$(BASEFLAGS) $(CFLAGS)" \
+	    Q=$(Q) $@
 	$(Q)touch $@
 
 $(B)/gen/help.h: $(CMDS) tools/mkhelp.sh
 	@mkdir -p $(@D)
 	$(Q)sh tools/mkhelp.sh $(CMDS) >$@.tmp && mv $@.tmp $@
 
-$(B)/obj/%.o: src/%.c | $(VENDOR_OK) $(B)/gen/help.h
+# The help texts, packed (tools/lzpack.c, built for this machine).
+HOSTCC		?= cc
+build/host/lzpack: tools/lzpack.c
+	@mkdir -p $(@D)
+	$(Q)$(HOSTCC) -O2 -Wall -o $@ tools/lzpack.c
+$(B)/gen/helpz.h: $(CMDS) tools/mkhelp.sh build/host/lzpack
+	@mkdir -p $(@D)
+	$(Q)sh tools/mkhelp.sh --text $(CMDS) | build/host/lzpack help_lz >$@.tmp && \
+	    mv $@.tmp $@
+$(B)/obj/main.o: $(B)/gen/helpz.h
+# The built-in tools' texts, packed the same way.
+build/host/mktooldefs: tools/mktooldefs.c src/tool_defs.h src/tool.h
+	@mkdir -p $(@D)
+	$(Q)$(HOSTCC) -O2 -Wall -D_GNU_SOURCE -Isrc -o $@ tools/mktooldefs.c
+$(B)/gen/tooldefs_lz.h: build/host/mktooldefs build/host/lzpack
+	@mkdir -p $(@D)
+	$(Q)build/host/mktooldefs | build/host/lzpack tool_lz >$@.tmp && mv $@.tmp $@
+$(B)/obj/tool.o: $(B)/gen/tooldefs_lz.h
+
+# The web page, embedded.
+$(B)/gen/web.h: src/web/index.html tools/mkweb.sh
+	@mkdir -p $(@D)
+	$(Q)sh tools/mkweb.sh src/web/index.html >$@.tmp && mv $@.tmp $@
+$(B)/obj/cmd_serve.o: $(B)/gen/web.h
+
+# The feature switches as a header, rewritten only when one changes, so
+# that the objects using them are rebuilt then.
+$(B)/gen/switches.h: FORCE
+	@mkdir -p $(@D)
+	$(Q)printf '#define SKILLBOX_SERVE_TLS %d\n#define SKILLBOX_ORCH %d\n#define SKILLBOX_HOOKS %d\n' \
+	    $(SERVE_TLS) $(ORCH) $(HOOKS) >$@.tmp && \
+	    { cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@; }
+FORCE:
+
+$(B)/obj/%.o: src/%.c $(CC_DEP) | $(VENDOR_OK) $(B)/gen/help.h $(B)/gen/switches.h
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CPPFLAGS) $(BASEFLAGS) $(CWARN) $(CFLAGS) -MMD -MP -c -o $@ $<
@@ -138,8 +194,13 @@ install: $(BIN)
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/skillbox
 	cp -R skills/. $(DESTDIR)$(PREFIX)/share/skillbox/skills/
 
+# OpenWrt .ipk and .apk and a Debian .deb of the binary, the bundled skills
+# and the files in rootfs/ (tools/package.sh).
+package: $(BIN)
+	$(Q)VERSION=$(VERSION) sh tools/package.sh $(ARCH) $(BIN) $(B)/pkg
+
 # Unit tests: one static binary with every module but main.c.
-$(B)/unit/%.o: tests/unit/%.c | $(VENDOR_OK) $(B)/gen/help.h
+$(B)/unit/%.o: tests/unit/%.c $(CC_DEP) | $(VENDOR_OK) $(B)/gen/help.h
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CPPFLAGS) -Itests/unit $(BASEFLAGS) $(CWARN) $(CFLAGS) -MMD -MP -c -o $@ $<

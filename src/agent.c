@@ -12,12 +12,15 @@
 #include <unistd.h>
 
 #include "fm.h"
+#include "hook.h"
 #include "json.h"
 #include "log.h"
+#include "plan.h"
 #include "net.h"
 #include "sandbox.h"
 #include "slog.h"
 #include "str.h"
+#include "switches.h"
 #include "tool.h"
 
 #define MAX_DEPTH	3		/* entry -> skill -> skill -> skill */
@@ -66,6 +69,15 @@ struct agent {
 	int			 ws_measured;
 	enum agent_status	 stop;		/* why the turn must end */
 	char			 why[320];
+
+	int			 waiting;	/* a turn paused on ask_user */
+	const char		*question;
+	struct llm_msg		**wait_tail, *wait_mark; /* before it */
+	long long		 replay_from;	/* where resume read from */
+
+	struct hook_env		 hooks;
+	int			 approval;	/* the pause is for an approval */
+	const char		*approved;	/* the call a person approved */
 };
 
 /* --- events */
@@ -73,7 +85,7 @@ struct agent {
 struct ev {
 	struct sbuf		 sb;
 	struct json_writer	 w;
-	const char		*type;
+	struct agent_event	 t;
 };
 
 static void
@@ -81,7 +93,9 @@ ev_begin(struct agent *ag, struct ev *e, const char *type)
 {
 	sbuf_init(&e->sb, &ag->turn, 0);
 	json_writer_init(&e->w, &e->sb);
-	e->type = type;
+	memset(&e->t, 0, sizeof(e->t));
+	e->t.type = type;
+	e->t.ms = -1;
 	json_begin_obj(&e->w);
 	json_key(&e->w, "type");
 	json_put_str(&e->w, type);
@@ -94,6 +108,7 @@ static void
 ev_end(struct agent *ag, struct ev *e, int log)
 {
 	struct ev w;
+	long long off = ag->log.off;
 	int x;
 
 	json_end_obj(&e->w);
@@ -112,7 +127,7 @@ ev_end(struct agent *ag, struct ev *e, int log)
 			 * it carried (a reply's tool calls) must not run
 			 * unlogged. */
 			snprintf(ag->why, sizeof(ag->why), "the %s event (%zu "
-			    "bytes) %s: the turn is stopped", e->type,
+			    "bytes) %s: the turn is stopped", e->t.type,
 			    e->sb.len, x == -E_LIMIT ? "is over the session "
 			    "log's line limit" : "does not fit in the memory "
 			    "budget");
@@ -121,10 +136,17 @@ ev_end(struct agent *ag, struct ev *e, int log)
 		ev_begin(ag, &w, "error");
 		json_key(&w.w, "message");
 		json_put_str(&w.w, ag->why);
+		w.t.text = ag->why;
 		ev_end(ag, &w, x == -E_LIMIT);
 	}
-	if (ag->o.on_event != NULL)
-		ag->o.on_event(ag->o.ctx, e->type, e->sb.p, e->sb.len);
+	if (ag->o.on_event != NULL) {
+		e->t.json = e->sb.p;
+		e->t.n = e->sb.len;
+		e->t.off = ag->log.off != off ? ag->log.off : -1;
+		if (e->t.text != NULL && e->t.len == 0)
+			e->t.len = strlen(e->t.text);
+		ag->o.on_event(ag->o.ctx, &e->t);
+	}
 }
 
 /* The start of a tool event: which agent, which call, which tool. */
@@ -133,6 +155,8 @@ ev_tool(struct agent *ag, struct ev *e, const char *type, const char *agent,
     const char *id, const char *name)
 {
 	ev_begin(ag, e, type);
+	e->t.agent = agent;
+	e->t.name = name;
 	json_key(&e->w, "agent");
 	json_put_str(&e->w, agent);
 	if (id != NULL) {
@@ -141,6 +165,42 @@ ev_tool(struct agent *ag, struct ev *e, const char *type, const char *agent,
 	}
 	json_key(&e->w, "name");
 	json_put_str(&e->w, name);
+}
+
+/* A tool's result; ms < 0: not timed. */
+static void
+ev_tool_end(struct agent *ag, const char *agent, const char *id,
+    const char *name, const struct tool_out *out, long long ms)
+{
+	struct ev ev;
+
+	ev_tool(ag, &ev, "tool_end", agent, id, name);
+	json_key(&ev.w, "ok");
+	json_put_bool(&ev.w, !out->is_error);
+	if (ms >= 0) {
+		json_key(&ev.w, "ms");
+		json_put_int(&ev.w, ms);
+	}
+	if (out->confinement != NULL) {
+		json_key(&ev.w, "confinement");
+		json_put_str(&ev.w, out->confinement);
+	}
+	if (out->as_root) {
+		json_key(&ev.w, "as_root");
+		json_put_bool(&ev.w, 1);
+	}
+	if (out->activated != NULL) {
+		json_key(&ev.w, "skill");
+		json_put_str(&ev.w, out->activated);
+	}
+	json_key(&ev.w, "output");
+	json_put_strn(&ev.w, out->text, out->len);
+	ev.t.ok = !out->is_error;
+	ev.t.ms = ms;
+	ev.t.confinement = out->confinement;
+	ev.t.text = out->text;
+	ev.t.len = out->len;
+	ev_end(ag, &ev, 1);
 }
 
 static void
@@ -154,13 +214,74 @@ ev_simple(struct agent *ag, const char *type, const char *key,
 		json_key(&e.w, key);
 		json_put_str(&e.w, val);
 	}
+	if (strcmp(type, "error") == 0)
+		e.t.text = val;
+	else
+		e.t.agent = val;	/* agent_start, agent_end */
 	ev_end(ag, &e, 1);
+}
+
+/* A handoff going to a skill agent (with its task) or coming back (with
+ * the result). */
+static void
+ev_handoff(struct agent *ag, const char *from, const char *to, int back,
+    const char *text, int offline)
+{
+	struct ev ev;
+
+	ev_begin(ag, &ev, "handoff");
+	json_key(&ev.w, "from");
+	json_put_str(&ev.w, from);
+	json_key(&ev.w, "to");
+	json_put_str(&ev.w, to);
+	json_key(&ev.w, back ? "result" : "task");
+	json_put_str(&ev.w, text);
+	if (offline) {
+		json_key(&ev.w, "offline");
+		json_put_bool(&ev.w, 1);
+	}
+	ev.t.from = from;
+	ev.t.name = to;
+	ev.t.back = back;
+	ev.t.text = text;
+	ev_end(ag, &ev, 1);
 }
 
 static void
 ev_error(struct agent *ag, const char *msg)
 {
 	ev_simple(ag, "error", "message", msg);
+}
+
+/* Is name one of the space-separated words of list? */
+static int
+in_words(const char *list, const char *name)
+{
+	const char *p = list;
+	size_t len = strlen(name);
+
+	while ((p = strstr(p, name)) != NULL) {
+		if ((p == list || p[-1] == ' ') && (p[len] == '\0' ||
+		    p[len] == ' '))
+			return 1;
+		p += len;
+	}
+	return 0;
+}
+
+/* Keep only the skills named in o.only (the array stays sorted). */
+static void
+only_skills(struct agent *ag)
+{
+	const char *w = ag->o.only;
+	unsigned i, k;
+
+	if (w == NULL)
+		return;
+	for (i = k = 0; i < ag->reg.n; i++)
+		if (in_words(w, ag->reg.v[i]->name))
+			ag->reg.v[k++] = ag->reg.v[i];
+	ag->reg.n = k;
 }
 
 /* --- conversation */
@@ -194,17 +315,30 @@ msg_add(struct agent *ag, struct arena *a, struct llm_msg ***tail,
 
 /* --- frames: one agent's run */
 
+/* One agent of the turn: the entry agent at the bottom of the stack, a
+ * skill agent above the frame that handed off to it. A frame is driven a
+ * step at a time (a model call, or one of the calls it asked for), so the
+ * whole turn is data, not C recursion. */
 struct frame {
 	const char		*name;		/* "entry" or the skill */
 	const struct skill	*skill;		/* NULL for the entry agent */
 	struct arena		*a;		/* where its messages live */
 	struct llm_msg		**head, ***tail;
+	struct llm_msg		*own, **own_tail; /* a skill agent's list */
 	struct llm_tool		*tools;
 	unsigned		 ntools;
 	char			*system;
 	unsigned		 depth;
 	int			 handed_back;
-	const char		*result;
+	const char		*result;	/* hand_back's */
+	struct llm_msg		*pending;	/* the reply whose calls run */
+	unsigned		 next;		/* its next call */
+	long long		 t0;		/* when that call started */
+	const char		*answer;	/* the frame is done */
+	int			 tools_off;	/* tools listed, not offered */
+#if SKILLBOX_ORCH
+	struct orch		*orch;		/* an orchestrator's run */
+#endif
 };
 
 static int
@@ -234,18 +368,80 @@ add_tool(struct frame *f, struct arena *a, unsigned cap, enum tool_id id)
 	return 0;
 }
 
-/* Tools and the system prompt of a frame. */
+/* A skill taken by an orchestration skill's Allowed-Skills: reached only
+ * through that orchestrator, so the entry agent does not see it. */
 static int
-frame_setup(struct agent *ag, struct frame *f)
+owned(const struct agent *ag, const char *name)
+{
+	const struct skill_osk *o;
+	unsigned i;
+
+	for (i = 0; i < ag->reg.n; i++)
+		if ((o = skill_osk(ag->reg.v[i])) != NULL &&
+		    (o->sk.flags & SKILL_OSK_ALLOWED) && o->allowed != NULL &&
+		    in_words(o->allowed, name))
+			return 1;
+	return 0;
+}
+
+#if SKILLBOX_ORCH
+static int	orch_setup(struct agent *, struct frame *);
+static int	orch_may_call(const struct frame *, const struct skill *);
+#endif
+
+/* The handoff_to_<skill> tools of frame f: the skills it may hand a task
+ * to (all, or for an orchestrator those it is allowed). */
+static int
+add_handoffs(struct agent *ag, struct frame *f, unsigned cap)
 {
 	static const char handoff_params[] = "{\"type\":\"object\","
 	    "\"properties\":{\"task\":{\"type\":\"string\",\"description\":"
 	    "\"What the skill agent should do, with the details it needs.\"}},"
 	    "\"required\":[\"task\"]}";
+	unsigned i;
+
+	for (i = 0; i < ag->reg.n && f->ntools < cap; i++) {
+		const struct skill *sk = ag->reg.v[i];
+		struct llm_tool *t = &f->tools[f->ntools];
+
+		/* Providers want tool names in [A-Za-z0-9_-]: a skill named
+		 * in another script is reached only inline. */
+		if (sk == f->skill || (sk->flags & SKILL_NO_MODEL) ||
+		    !skill_name_is_ascii(sk->name) ||
+		    strlen(sk->name) > 64 - strlen(HANDOFF_PREFIX) ||
+		    !may_handoff(ag, f->name, sk->name))
+			continue;
+#if SKILLBOX_ORCH
+		if (f->orch != NULL ? !orch_may_call(f, sk) :
+		    owned(ag, sk->name))
+			continue;
+#else
+		if (skill_osk(sk) != NULL)
+			continue;	/* nothing here can run it */
+#endif
+		t->name = arena_printf(f->a, HANDOFF_PREFIX "%s", sk->name);
+		t->description = arena_printf(f->a, "Hand a task to the '%s' "
+		    "skill agent: %s", sk->name, sk->description);
+		t->params = handoff_params;
+		if (t->name == NULL || t->description == NULL)
+			return -E_NOMEM;
+		f->ntools++;
+	}
+	return 0;
+}
+
+/* Tools and the system prompt of a frame. */
+static int
+frame_setup(struct agent *ag, struct frame *f)
+{
 	unsigned cap = ag->reg.n + T__COUNT + 1, i;
 	struct sbuf sb;
 	int e = 0;
 
+#if SKILLBOX_ORCH
+	if (f->skill != NULL && skill_osk(f->skill) != NULL)
+		return orch_setup(ag, f);
+#endif
 	if ((f->tools = arena_zalloc(f->a, cap * sizeof(*f->tools))) == NULL)
 		return -E_NOMEM;
 	f->ntools = 0;
@@ -255,7 +451,8 @@ frame_setup(struct agent *ag, struct frame *f)
 		    ag->cfg->instructions : default_instructions);
 		sbuf_adds(&sb, "\n\n# Skills\n");
 		for (i = 0; i < ag->reg.n; i++)
-			if (!(ag->reg.v[i]->flags & SKILL_NO_MODEL))
+			if (!(ag->reg.v[i]->flags & SKILL_NO_MODEL) &&
+			    !(SKILLBOX_ORCH && owned(ag, ag->reg.v[i]->name)))
 				sbuf_printf(&sb, "- %s: %s\n", ag->reg.v[i]->name,
 				    ag->reg.v[i]->description);
 		if (ag->reg.n == 0)
@@ -302,6 +499,9 @@ frame_setup(struct agent *ag, struct frame *f)
 		add_tool(f, f->a, cap, T_LOAD_SKILL_RESOURCES);
 		add_tool(f, f->a, cap, T_HAND_BACK);
 	}
+	/* A question pauses the turn in the session log: not without one. */
+	if (ag->logging)
+		add_tool(f, f->a, cap, T_ASK_USER);
 	if (ag->workspace != NULL) {
 		add_tool(f, f->a, cap, T_WRITE_FILE);
 		add_tool(f, f->a, cap, T_READ_FILE);
@@ -321,28 +521,9 @@ frame_setup(struct agent *ag, struct frame *f)
 			    sk->name, body);
 	}
 	/* Handoff tools, entry agent and (where allowed) skill agents. */
-	if (f->skill == NULL ? !ag->cfg->skill_inline : f->depth < MAX_DEPTH) {
-		for (i = 0; i < ag->reg.n && f->ntools < cap; i++) {
-			const struct skill *sk = ag->reg.v[i];
-			struct llm_tool *t = &f->tools[f->ntools];
-
-			/* Providers want tool names in [A-Za-z0-9_-]: a skill
-			 * named in another script is reached only inline. */
-			if (sk == f->skill || (sk->flags & SKILL_NO_MODEL) ||
-			    !skill_name_is_ascii(sk->name) ||
-			    strlen(sk->name) > 64 - strlen(HANDOFF_PREFIX) ||
-			    !may_handoff(ag, f->name, sk->name))
-				continue;
-			t->name = arena_printf(f->a, HANDOFF_PREFIX "%s",
-			    sk->name);
-			t->description = arena_printf(f->a, "Hand a task to the "
-			    "'%s' skill agent: %s", sk->name, sk->description);
-			t->params = handoff_params;
-			if (t->name == NULL || t->description == NULL)
-				return -E_NOMEM;
-			f->ntools++;
-		}
-	}
+	if ((f->skill == NULL ? !ag->cfg->skill_inline : f->depth < MAX_DEPTH) &&
+	    add_handoffs(ag, f, cap) != 0)
+		return -E_NOMEM;
 	if (sb.err)
 		return -E_NOMEM;
 	f->system = sb.p;
@@ -417,8 +598,6 @@ repeat_count(struct agent *ag, const struct llm_call *c)
 
 /* --- running tools */
 
-static enum agent_status run_frame(struct agent *ag, struct frame *f,
-    const char **answer);
 
 static void
 tool_env(struct agent *ag, const struct frame *f, struct tool_env *env)
@@ -479,10 +658,771 @@ offered(const struct frame *f, const char *name)
 }
 
 /* One call: returns the result text for the model in *out. */
+/* A skill agent's frame f for sk, its task the first message; its
+ * messages live in the turn's arena. 0 or -E_NOMEM. */
+static int
+frame_skill(struct agent *ag, struct frame *f, const struct skill *sk,
+    const char *task, unsigned depth)
+{
+	memset(f, 0, sizeof(*f));
+	f->name = sk->name;
+	f->skill = sk;
+	f->a = &ag->turn;
+	f->own_tail = &f->own;
+	f->head = &f->own;
+	f->tail = &f->own_tail;
+	f->depth = depth;
+	if (frame_setup(ag, f) != 0 || msg_add(ag, f->a, f->tail, LLM_USER,
+	    task, strlen(task)) == NULL)
+		return -E_NOMEM;
+	return 0;
+}
+
+/* --- orchestration skills (oskill.md) */
+#if SKILLBOX_ORCH
+/*
+ * An orchestration skill's agent does its task by handing parts of it to
+ * the skills it is allowed (Allowed-Skills, or every other skill), in one
+ * of two sessions:
+ * - loop: the model calls one tool a step and reads its result, until
+ *   final_answer or cannot_complete; OR_MAX_STEPS model calls and
+ *   OR_MAX_ERRORS failed steps at most.
+ * - sop (the default): the model writes a LightSOPLang plan (plan.h); it
+ *   is parsed and checked whole, then its steps run in order of their
+ *   dependencies, each a skill agent whose task is the step's arguments
+ *   (references replaced by the results). A plan that does not parse is
+ *   sent back with the error; a step that fails asks for a new plan with
+ *   what was done so far; after OR_MAX_PLANS plans the session goes on as
+ *   a loop (function calls instead of a plan).
+ * A Preparation section is a stage before the main one, with its own
+ * tools (Allowed-Prep-Skills); its final_answer goes to the main stage.
+ * Every stage change is an `orchestrate` event, so a paused turn is
+ * rebuilt from the log without asking the model again.
+ */
+#define OR_MAX_STEPS	12
+#define OR_MAX_ERRORS	3
+#define OR_MAX_PLANS	3
+
+enum or_stage { OS_PREP, OS_LOOP, OS_PLAN, OS_RUN };
+
+static const char *const or_stage_names[] = { "prep", "loop", "plan",
+    "run" };
+
+struct orch {
+	enum or_stage	 stage;
+	char		*body;		/* oskill.md's text */
+	unsigned	 steps;		/* model calls, loop and prep */
+	unsigned	 errors;	/* failed steps */
+	unsigned	 plans;		/* plans asked for */
+	struct plan	*plan;
+	uint64_t	 done;
+	const char	**res;		/* plan step results */
+	unsigned	 cur;		/* the step running */
+	int		 cannot;	/* ended with cannot_complete */
+};
+
+static const char plan_rules[] =
+    "\n# How to answer\n"
+    "Reply with a plan and nothing else, in LightSOPLang:\n"
+    "#!english\n"
+    "@a cmd1 \"what cmd1 should do\"\n"
+    "@b cmd2 \"what cmd2 should do\"\n"
+    "@c cmd3 \"compare these:\" $a $b\n"
+    "@out final_answer \"The answer, built from\" $c\n"
+    "Each line is @NAME COMMAND ARGUMENTS. Arguments are words, \"quoted "
+    "text\" (it may span lines; \\\" and \\\\ escaped) or $NAME, the "
+    "result of an earlier line. A command's arguments, joined by spaces, "
+    "are the task its agent gets. Lines that do not use each other's "
+    "results may run at the same time. The last line, and only it, is "
+    "final_answer (the answer for the person) or cannot_complete (why the "
+    "task cannot be done). Lines starting with # are comments.\n\n"
+    "# Commands\n";
+
+/* The skills frame f (an orchestrator) may call in its stage. */
+static int
+orch_may_call(const struct frame *f, const struct skill *sk)
+{
+	const struct skill_osk *o = skill_osk(f->skill);
+
+	if (sk == f->skill)
+		return 0;
+	if (f->orch->stage == OS_PREP && (o->sk.flags & SKILL_OSK_PREP))
+		return o->prep != NULL && in_words(o->prep, sk->name);
+	if (o->sk.flags & SKILL_OSK_ALLOWED)
+		return o->allowed != NULL && in_words(o->allowed, sk->name);
+	return 1;
+}
+
+static int
+orch_known(void *ctx, const char *cmd, size_t n)
+{
+	struct frame *f = ctx;
+	unsigned i;
+
+	(void)n;
+	for (i = 0; i < f->ntools; i++)
+		if (strncmp(f->tools[i].name, HANDOFF_PREFIX,
+		    strlen(HANDOFF_PREFIX)) == 0 && strcmp(f->tools[i].name +
+		    strlen(HANDOFF_PREFIX), cmd) == 0)
+			return 1;
+	return 0;
+}
+
+/* The system prompt and tools of an orchestrator's frame, for its stage.
+ * In the plan stage the tools are only the list of commands: the model
+ * is not offered them. */
+static int
+orch_setup(struct agent *ag, struct frame *f)
+{
+	struct orch *o = f->orch;
+	unsigned cap = ag->reg.n + 4, i;
+	struct sbuf sb;
+	struct str sec;
+	char *fm;
+	int e;
+
+	if (o == NULL) {
+		if ((o = f->orch = arena_zalloc(f->a, sizeof(*o))) == NULL)
+			return -E_NOMEM;
+		if ((e = skill_load(f->skill, f->a, &fm, &o->body, &i)) != 0)
+			return e;
+		o->stage = skill_osk_section(o->body, "preparation").p !=
+		    NULL ? OS_PREP : f->skill->flags & SKILL_OSK_LOOP ?
+		    OS_LOOP : OS_PLAN;
+	}
+	if ((f->tools = arena_zalloc(f->a, cap * sizeof(*f->tools))) == NULL)
+		return -E_NOMEM;
+	f->ntools = 0;
+	sbuf_init(&sb, f->a, 0);
+	sbuf_printf(&sb, "You are '%s', an orchestrator: you do the task by "
+	    "giving parts of it to other skills' agents, and you never guess "
+	    "what they would find.\n\n# Description\n%s\n", f->skill->name,
+	    f->skill->description);
+	sec = skill_osk_section(o->body, "instructions");
+	if (sec.n > 0)
+		sbuf_printf(&sb, "\n# Instructions\n%.*s\n", (int)sec.n,
+		    sec.p);
+	if (f->depth < MAX_DEPTH && add_handoffs(ag, f, cap) != 0)
+		return -E_NOMEM;
+	if (o->stage == OS_PREP) {
+		sec = skill_osk_section(o->body, "preparation");
+		sbuf_printf(&sb, "\n# Preparation\nThis is the preparation "
+		    "stage, before the main one:\n%.*s\nWhen it is done, "
+		    "call final_answer with what the main stage needs to "
+		    "know.\n", (int)sec.n, sec.p);
+	} else if (o->stage == OS_LOOP) {
+		sbuf_adds(&sb, "\n# How to work\nWork in steps: call one tool "
+		    "a step and read its result before the next. The results "
+		    "are numbered: write $r1, $r2 ... in a later task to pass "
+		    "a result on. End with final_answer, or with "
+		    "cannot_complete when the task cannot be done.\n");
+	} else {
+		sbuf_adds(&sb, plan_rules);
+		for (i = 0; i < f->ntools; i++)
+			sbuf_printf(&sb, "- %s: %s\n", f->tools[i].name +
+			    strlen(HANDOFF_PREFIX), skill_find(&ag->reg,
+			    f->tools[i].name + strlen(HANDOFF_PREFIX))->
+			    description);
+		if (f->ntools == 0)
+			sbuf_adds(&sb, "(none: answer with final_answer or "
+			    "cannot_complete only)\n");
+	}
+	f->tools_off = o->stage == OS_PLAN || o->stage == OS_RUN;
+	if (!f->tools_off) {
+		add_tool(f, f->a, cap, T_FINAL_ANSWER);
+		if (o->stage == OS_LOOP)
+			add_tool(f, f->a, cap, T_CANNOT_COMPLETE);
+		if (ag->logging)
+			add_tool(f, f->a, cap, T_ASK_USER);
+	}
+	if (sb.err)
+		return -E_NOMEM;
+	f->system = sb.p;
+	return 0;
+}
+
+/* Move frame f to stage st, with msg (if not NULL) as the next message
+ * to its model; plan is the plan text when st is OS_RUN. Logged as an
+ * `orchestrate` event, unless this is the rebuild of a paused turn (log
+ * 0), which calls it for each such event. */
+static int
+orch_stage(struct agent *ag, struct frame *f, enum or_stage st,
+    const char *msg, const char *plan, int log)
+{
+	struct orch *o = f->orch;
+	struct plan_error pe;
+	struct ev ev;
+	int e;
+
+	if (log) {
+		ev_begin(ag, &ev, "orchestrate");
+		json_key(&ev.w, "agent");
+		json_put_str(&ev.w, f->name);
+		json_key(&ev.w, "stage");
+		json_put_str(&ev.w, or_stage_names[st]);
+		if (msg != NULL) {
+			json_key(&ev.w, "text");
+			json_put_str(&ev.w, msg);
+		}
+		if (plan != NULL) {
+			json_key(&ev.w, "plan");
+			json_put_str(&ev.w, plan);
+		}
+		ev.t.agent = f->name;
+		ev.t.text = plan != NULL ? plan : msg;
+		ev_end(ag, &ev, 1);
+	}
+	if (st == OS_RUN) {
+		if ((e = plan_parse(f->a, plan, strlen(plan), NULL, NULL,
+		    &o->plan, &pe)) != 0)
+			return e;
+		if ((o->res = arena_zalloc(f->a, o->plan->n *
+		    sizeof(*o->res))) == NULL)
+			return -E_NOMEM;
+		o->done = 0;
+	}
+	if (o->stage == OS_PREP && st != OS_PREP) {
+		/* The main stage starts a conversation of its own. */
+		f->own = NULL;
+		f->own_tail = &f->own;
+	}
+	o->stage = st;
+	f->answer = NULL;
+	f->handed_back = 0;
+	if ((e = orch_setup(ag, f)) != 0)
+		return e;
+	if (msg != NULL && msg_add(ag, f->a, f->tail, LLM_USER, msg,
+	    strlen(msg)) == NULL)
+		return -E_NOMEM;
+	return 0;
+}
+
+/* The plan in a reply: the text, or what a ``` fence holds. */
+static struct str
+plan_in(const char *s)
+{
+	const char *a = strstr(s, "```"), *b;
+
+	if (a == NULL || (a = strchr(a, '\n')) == NULL ||
+	    (b = strstr(a + 1, "```")) == NULL)
+		return (struct str){ s, strlen(s) };
+	return (struct str){ a + 1, (size_t)(b - a - 1) };
+}
+
+/* Frame f's model answered (f->answer): go on to the next stage when
+ * there is one, and return 1; 0 when the answer is the frame's. */
+static int
+orch_answered(struct agent *ag, struct frame *f, int plan_only)
+{
+	struct orch *o = f->orch;
+	struct plan_error pe;
+	struct plan *p;
+	struct sbuf sb;
+	struct str t;
+	const char *msg;
+	int e;
+
+	if (o->stage == OS_PREP) {
+		const char *task = (*f->head)->text;
+
+		msg = arena_printf(f->a, "%s\n\n# What the preparation found\n"
+		    "%s", task, f->answer);
+		e = msg == NULL ? -E_NOMEM : orch_stage(ag, f,
+		    f->skill->flags & SKILL_OSK_LOOP ? OS_LOOP : OS_PLAN, msg,
+		    NULL, 1);
+	} else if (o->stage == OS_PLAN) {
+		o->plans++;
+		t = plan_in(f->answer);
+		e = plan_parse(&ag->turn, t.p, t.n, orch_known, f, &p, &pe);
+		if (e == -E_NOMEM)
+			goto fail;
+		sbuf_init(&sb, &ag->turn, 0);
+		if (e == 0) {
+			if (plan_write(&sb, p) != 0)
+				goto nomem;
+			if (plan_only) {
+				f->answer = arena_strdup(f->a, sb.p);
+				return 0;
+			}
+			e = orch_stage(ag, f, OS_RUN, NULL, sb.p, 1);
+		} else if (o->plans >= OR_MAX_PLANS) {
+			sbuf_printf(&sb, "No valid plan after %u tries (the "
+			    "last: line %u, column %u: %s). Do the task with "
+			    "the tools instead, one call a step.", o->plans,
+			    pe.line, pe.col, pe.msg);
+			e = sb.err ? -E_NOMEM : orch_stage(ag, f, OS_LOOP,
+			    sb.p, NULL, 1);
+		} else {
+			sbuf_printf(&sb, "The plan is not valid: line %u, "
+			    "column %u: %s. Write the whole plan again, and "
+			    "nothing else.", pe.line, pe.col, pe.msg);
+			e = sb.err ? -E_NOMEM : orch_stage(ag, f, OS_PLAN,
+			    sb.p, NULL, 1);
+		}
+	} else
+		return 0;
+	if (e == 0)
+		return 1;
+fail:
+	if (e != -E_NOMEM) {
+		snprintf(ag->why, sizeof(ag->why), "%s: cannot go on to its "
+		    "next stage", f->name);
+		ag->stop = AG_FAIL;
+		ev_error(ag, ag->why);
+		return 1;
+	}
+nomem:
+	ag->stop = AG_NOMEM;
+	return 1;
+}
+
+/* A plan step's text: its arguments, references replaced by results. */
+static char *
+step_text(struct agent *ag, const struct orch *o, const struct plan_step *st)
+{
+	struct sbuf sb;
+	unsigned i;
+
+	sbuf_init(&sb, &ag->turn, 0);
+	for (i = 0; i < st->nargs; i++) {
+		if (i > 0)
+			sbuf_addc(&sb, ' ');
+		if (st->args[i].kind == PA_REF)
+			sbuf_adds(&sb, o->res[st->args[i].ref] != NULL ?
+			    o->res[st->args[i].ref] : "");
+		else
+			sbuf_add(&sb, st->args[i].s, st->args[i].n);
+	}
+	return sb.err ? NULL : sb.p;
+}
+
+/* The first plan step that can start; the terminal one last. */
+static unsigned
+next_step(const struct orch *o)
+{
+	unsigned i = o->plan->n - 1;
+
+	(void)plan_ready(o->plan, o->done, 0, &i, 1);
+	return i;
+}
+
+/* Frame fs[*top] runs a plan: start its next step (a skill agent above
+ * it), or at the final_answer / cannot_complete step, end. */
 static void
-run_call(struct agent *ag, struct frame *f, const struct llm_call *c,
+orch_run(struct agent *ag, struct frame *fs, unsigned *top)
+{
+	struct frame *f = &fs[*top];
+	struct orch *o = f->orch;
+	const struct plan_step *st;
+	const struct skill *sk;
+	char *task;
+
+	o->cur = next_step(o);
+	st = &o->plan->steps[o->cur];
+	if ((task = step_text(ag, o, st)) == NULL) {
+		ag->stop = AG_NOMEM;
+		return;
+	}
+	if (plan_is_terminal(st->cmd)) {
+		o->cannot = strcmp(st->cmd, PLAN_CANNOT) == 0;
+		f->answer = arena_strdup(f->a, task);
+		return;
+	}
+	sk = skill_find(&ag->reg, st->cmd);
+	if (sk == NULL || *top + 1 > MAX_DEPTH) {
+		snprintf(ag->why, sizeof(ag->why), "%s: step @%s cannot run "
+		    "%s here", f->name, st->var, st->cmd);
+		ag->stop = AG_FAIL;
+		ev_error(ag, ag->why);
+		return;
+	}
+	ev_handoff(ag, f->name, sk->name, 0, task, 0);
+	if (frame_skill(ag, &fs[*top + 1], sk, task, f->depth + 1) != 0) {
+		ag->stop = AG_NOMEM;
+		return;
+	}
+	(*top)++;
+	ev_simple(ag, "agent_start", "agent", sk->name);
+}
+
+/* The plan step of frame f ended: r is its result, or when it failed,
+ * why. A failure asks for a new plan, with the results so far. */
+static void
+orch_step_done(struct agent *ag, struct frame *f, const char *r, int failed)
+{
+	struct orch *o = f->orch;
+	const struct plan_step *st = &o->plan->steps[o->cur];
+	struct sbuf sb;
+	unsigned i;
+
+	if (!failed) {
+		o->res[o->cur] = r;
+		o->done |= (uint64_t)1 << o->cur;
+		return;
+	}
+	if (ag->stop != AG_OK)
+		return;			/* a limit or the memory: the end */
+	if (++o->errors >= OR_MAX_ERRORS || o->plans >= OR_MAX_PLANS) {
+		snprintf(ag->why, sizeof(ag->why), "%s gave up after %u failed "
+		    "steps and %u plans; the last, @%s (%s): %s", f->name,
+		    o->errors, o->plans, st->var, st->cmd, r);
+		ag->stop = AG_FAIL;
+		ev_error(ag, ag->why);
+		return;
+	}
+	sbuf_init(&sb, &ag->turn, 0);
+	sbuf_printf(&sb, "Step @%s (%s) failed: %s\n", st->var, st->cmd, r);
+	for (i = 0; i < o->plan->n; i++)
+		if (o->done & ((uint64_t)1 << i))
+			sbuf_printf(&sb, "Done: @%s %s gave:\n%s\n",
+			    o->plan->steps[i].var, o->plan->steps[i].cmd,
+			    o->res[i]);
+	sbuf_adds(&sb, "Write a new plan for what is left of the task (put "
+	    "the results you need in it as text), and nothing else.");
+	if (sb.err || orch_stage(ag, f, OS_PLAN, sb.p, NULL, 1) != 0)
+		ag->stop = AG_NOMEM;
+}
+
+/* $rN in a loop stage's handoff task: the Nth result of the frame. */
+static char *
+orch_refs(struct agent *ag, const struct frame *f, const char *task)
+{
+	const struct llm_msg *m;
+	const char *p = task, *q;
+	struct sbuf sb;
+	unsigned long k, n;
+
+	if (strstr(task, "$r") == NULL)
+		return (char *)task;
+	sbuf_init(&sb, &ag->turn, 0);
+	while ((q = strstr(p, "$r")) != NULL) {
+		sbuf_add(&sb, p, (size_t)(q - p));
+		p = q + 2;
+		if (*p < '1' || *p > '9') {
+			sbuf_adds(&sb, "$r");
+			continue;
+		}
+		k = strtoul(p, (char **)&p, 10);
+		for (n = 0, m = *f->head; m != NULL; m = m->next)
+			if (m->role == LLM_TOOL && ++n == k)
+				break;
+		if (m != NULL)
+			sbuf_add(&sb, m->text, m->text_len);
+		else
+			sbuf_printf(&sb, "$r%lu", k);
+	}
+	sbuf_adds(&sb, p);
+	return sb.err ? NULL : sb.p;
+}
+#endif /* SKILLBOX_ORCH */
+
+/* The tools with which an agent ends its part: hand_back, and an
+ * orchestrator's final_answer and cannot_complete. */
+static int
+end_tool(int id)
+{
+	return id == T_HAND_BACK || id == T_FINAL_ANSWER ||
+	    id == T_CANNOT_COMPLETE;
+}
+
+/* Frame f's call of `tool` came back ok with r: when that is one of its
+ * end tools, the frame is done once the rest of its reply's calls are
+ * (live, and when a paused turn is rebuilt from the log). */
+static void
+call_ended(struct frame *f, const char *tool, const char *r)
+{
+	int id = tool_find(tool);
+
+	if (!end_tool(id))
+		return;
+	f->handed_back = 1;
+	f->result = r;
+#if SKILLBOX_ORCH
+	if (f->orch != NULL)
+		f->orch->cannot = id == T_CANNOT_COMPLETE;
+#endif
+}
+
+/* The input_requested event for call id of frame f (kind NULL: a
+ * question): the caller adds its fields, then input_end logs it with the
+ * question for the person and pauses the turn (AG_WAIT). */
+static void
+input_begin(struct agent *ag, struct ev *ev, const char *kind,
+    const struct frame *f, const char *id)
+{
+	ev_begin(ag, ev, "input_requested");
+	if (kind != NULL) {
+		json_key(&ev->w, "kind");
+		json_put_str(&ev->w, kind);
+	}
+	json_key(&ev->w, "agent");
+	json_put_str(&ev->w, f->name);
+	json_key(&ev->w, "id");
+	json_put_str(&ev->w, id);
+	ev->t.agent = f->name;
+}
+
+static void
+input_end(struct agent *ag, struct ev *ev, const char *q)
+{
+	ev->t.text = q;
+	ev_end(ag, ev, 1);
+	ag->question = q;
+	ag->stop = AG_WAIT;
+}
+
+/* ask_user: check the question, log it, and pause the turn (AG_WAIT);
+ * the answer becomes the call's result in agent_answer. */
+static void
+ask_user(struct agent *ag, struct frame *f, const struct llm_call *c,
     struct tool_out *out)
 {
+	struct json_doc d;
+	struct ev ev;
+	char *q = NULL, *s;
+	int t, i, n;
+
+	if (json_parse(&ag->turn, c->args, c->args_len, 256, &d) != 0 ||
+	    json_str(&d, &ag->turn, json_get(&d, 0, "question"), &q,
+	    NULL) != 0 || q[0] == '\0') {
+		out->text = "ask_user needs {\"question\": \"...\"}";
+		out->is_error = 1;
+		return;
+	}
+	t = json_get(&d, 0, "choices");
+	n = t >= 0 && d.t[t].type == JSON_ARR ? d.t[t].size : 0;
+	if (t >= 0 && (d.t[t].type != JSON_ARR || n > 16)) {
+		out->text = "choices must be an array of at most 16 strings";
+		out->is_error = 1;
+		return;
+	}
+	input_begin(ag, &ev, NULL, f, c->id);
+	json_key(&ev.w, "question");
+	json_put_str(&ev.w, q);
+	if (n > 0) {
+		json_key(&ev.w, "choices");
+		json_begin_arr(&ev.w);
+		for (i = 0; i < n; i++)
+			if (json_str(&d, &ag->turn, json_at(&d, t, i), &s,
+			    NULL) == 0)
+				json_put_str(&ev.w, s);
+		json_end_arr(&ev.w);
+	}
+	input_end(ag, &ev, q);
+}
+
+/* --- approvals and hooks: hook.c decides; here they are logged and the
+ * turn paused or stopped. */
+
+#if SKILLBOX_HOOKS
+static void
+on_hook(void *ctx, const struct hook_step *st, const struct hook *h,
+    const char *decision, const char *reason, long long ms)
+{
+	struct agent *ag = ctx;
+	struct ev ev;
+
+	ev_begin(ag, &ev, "hook");
+	json_key(&ev.w, "event");
+	json_put_str(&ev.w, hook_event_name(st->ev));
+	json_key(&ev.w, "handler");
+	json_put_str(&ev.w, h->kind == HOOK_HTTP ? "http" : "command");
+	if (st->tool != NULL) {
+		json_key(&ev.w, "name");
+		json_put_str(&ev.w, st->tool);
+	}
+	json_key(&ev.w, "decision");
+	json_put_str(&ev.w, decision);
+	if (reason != NULL) {
+		json_key(&ev.w, "reason");
+		json_put_str(&ev.w, reason);
+	}
+	json_key(&ev.w, "ms");
+	json_put_int(&ev.w, ms);
+	ev.t.name = st->tool;
+	ev.t.text = reason;
+	ev.t.ms = ms;
+	ev_end(ag, &ev, 1);
+}
+#endif
+
+static void
+hooks_init(struct agent *ag)
+{
+	struct hook_env *h = &ag->hooks;
+
+	h->cfg.approve = ag->cfg->approve;
+	h->cfg.napprove = ag->cfg->napprove;
+	h->cfg.hooks = ag->cfg->hooks;
+	h->cfg.nhooks = ag->cfg->nhooks;
+	h->base = &ag->base;
+	h->workspace = ag->workspace;
+	h->ca_file = ag->cfg->ca_file;
+	h->perm = ag->perm;
+#if SKILLBOX_HOOKS
+	h->log = on_hook;
+	h->ctx = ag;
+#endif
+}
+
+/* A step of frame f (NULL: the turn) as the hooks see it. */
+static void
+hook_step(struct agent *ag, const struct frame *f, enum hook_event ev,
+    struct hook_step *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->ev = ev;
+	st->session = ag->session;
+	st->turn = ag->turn_no;
+	st->agent = f != NULL ? f->name : "entry";
+	st->sk = f != NULL ? f->skill : NULL;
+	st->skill = st->sk != NULL ? st->sk->name : NULL;
+}
+
+/* The pre step of call c: a handoff or activate_skill is pre_skill, for
+ * the skill it enters (its front-matter rules apply); a skill tool of the
+ * entry agent works for its `skill` argument. (A subagent call is to be
+ * HOOK_PRE_SUBAGENT here.) */
+static void
+call_hook_step(struct agent *ag, const struct frame *f,
+    const struct llm_call *c, struct hook_step *st)
+{
+	int act = strcmp(c->name, "activate_skill") == 0;
+	const char *name = NULL;
+	struct json_doc d;
+	char *s;
+
+	hook_step(ag, f, HOOK_PRE_TOOL, st);
+	st->tool = c->name;
+	st->id = c->id;
+	st->args = c->args;
+	st->args_len = c->args_len;
+	if (strncmp(c->name, HANDOFF_PREFIX, strlen(HANDOFF_PREFIX)) == 0) {
+		name = c->name + strlen(HANDOFF_PREFIX);
+		act = 1;
+	} else if ((act || f->skill == NULL) && json_parse(&ag->turn, c->args,
+	    c->args_len, 256, &d) == 0 && json_str(&d, &ag->turn,
+	    json_get(&d, 0, act ? "name" : "skill"), &s, NULL) == 0)
+		name = s;
+	if (act)
+		st->ev = HOOK_PRE_SKILL;
+	if (name != NULL) {
+		st->sk = skill_find(&ag->reg, name);
+		st->skill = name;
+	}
+}
+
+/* Approvals and pre hooks of call c: 1 when it does not run now, denied
+ * (out says so, for the model) or paused for a person (AG_WAIT). */
+static int
+gate(struct agent *ag, struct frame *f, const struct llm_call *c,
+    struct tool_out *out)
+{
+	struct hook_step st;
+	enum hook_verdict v;
+	const char *why, *q;
+	struct ev ev;
+	int ok = ag->approved != NULL && strcmp(ag->approved, c->id) == 0;
+
+	ag->approved = NULL;
+	if (strcmp(c->name, "ask_user") == 0)
+		return 0;		/* it asks the person anyway */
+	/* Handing back a result, or the answer, is not an act to approve. */
+	ok |= end_tool(tool_find(c->name));
+	call_hook_step(ag, f, c, &st);
+	if ((v = hook_check(&ag->hooks, &ag->turn, &st, ok, &why)) ==
+	    HOOK_ALLOW)
+		return 0;
+	if (v == HOOK_DENY || !ag->logging) {
+		/* Without a session log there is nothing to wait in. */
+		out->text = arena_printf(&ag->turn, v == HOOK_DENY ? "denied "
+		    "by a hook: %s" : "not run: it needs a person's approval "
+		    "(%s) and this session cannot wait (no log)", why);
+		out->is_error = 1;
+		return 1;
+	}
+	q = arena_printf(&ag->turn, "Approve %s %.*s%s (agent "
+	    "%s; %s)?", c->name, (int)MIN(c->args_len, 400), c->args,
+	    c->args_len > 400 ? "..." : "", f->name, why);
+	input_begin(ag, &ev, "approval", f, c->id);
+	json_key(&ev.w, "name");
+	json_put_str(&ev.w, c->name);
+	json_key(&ev.w, "args");
+	json_put_strn(&ev.w, c->args, c->args_len);
+	json_key(&ev.w, "question");
+	json_put_str(&ev.w, q);
+	ev.t.name = c->name;
+	ag->approval = 1;
+	input_end(ag, &ev, q);
+	return 1;
+}
+
+#if SKILLBOX_HOOKS
+/* The post hooks of call c, with its outcome. */
+static void
+call_hooked(struct agent *ag, const struct frame *f, const struct llm_call *c,
+    const struct tool_out *out)
+{
+	struct hook_step st;
+	const char *why;
+
+	call_hook_step(ag, f, c, &st);
+	st.ev++;
+	st.result = out->text;
+	st.result_len = out->len != 0 ? out->len : strlen(out->text);
+	st.is_error = out->is_error;
+	(void)hook_check(&ag->hooks, &ag->turn, &st, 0, &why);
+}
+
+/* Hooks of a model request (m: the reply, for the post hooks) or of the
+ * turn (f NULL; text: the input, or the answer). 1 when a pre hook denied
+ * it: the turn stops (AG_FAIL) with the reason. */
+static int
+step_hooked(struct agent *ag, const struct frame *f, enum hook_event ev,
+    const char *text, const char *status)
+{
+	struct hook_step st;
+	const char *why;
+
+	hook_step(ag, f, ev, &st);
+	st.result = text;
+	st.result_len = text != NULL ? strlen(text) : 0;
+	st.status = status;
+	if (hook_check(&ag->hooks, &ag->turn, &st, 0, &why) != HOOK_DENY)
+		return 0;
+	snprintf(ag->why, sizeof(ag->why), "stopped: a hook denied the %s: "
+	    "%s", ev == HOOK_PRE_TURN ? "turn" : "model request", why);
+	ag->stop = AG_FAIL;
+	ev_error(ag, ag->why);
+	return 1;
+}
+#else
+/* Without hooks only calls are checked (approvals). */
+static inline void
+call_hooked(struct agent *ag, const struct frame *f, const struct llm_call *c,
+    const struct tool_out *out)
+{
+	(void)ag, (void)f, (void)c, (void)out;
+}
+
+static inline int
+step_hooked(struct agent *ag, const struct frame *f, enum hook_event ev,
+    const char *text, const char *status)
+{
+	(void)ag, (void)f, (void)ev, (void)text, (void)status;
+	return 0;
+}
+#endif
+
+/* Run call c of frame fs[*top]. A handoff does not run here: it sets up
+ * the skill agent's frame above and returns 1 (the engine runs it and
+ * finishes the call when it is done); anything else returns 0 with
+ * out filled. */
+static int
+run_call(struct agent *ag, struct frame *fs, unsigned *top,
+    const struct llm_call *c, struct tool_out *out)
+{
+	struct frame *f = &fs[*top];
 	struct tool_env env;
 	unsigned rep;
 	int id, e, writes;
@@ -495,95 +1435,86 @@ run_call(struct agent *ag, struct frame *f, const struct llm_call *c,
 		ag->stop = AG_FAIL;
 		out->text = "refused: repeated call";
 		out->is_error = 1;
-		return;
+		return 0;
 	}
 	if (rep >= REPEAT_REFUSE) {
 		out->text = "refused: this exact call was already made twice "
 		    "in this turn; use its earlier result or change the "
 		    "arguments";
 		out->is_error = 1;
-		return;
+		return 0;
 	}
 	if (!offered(f, c->name)) {
 		out->text = arena_printf(&ag->turn, "there is no tool named "
 		    "'%s' here (the tools you were given are the ones you may "
 		    "call)", c->name);
 		out->is_error = 1;
-		return;
+		return 0;
 	}
 	if (c->bad_args) {
 		out->text = arena_printf(&ag->turn, "the arguments are not "
 		    "valid JSON (got: %.200s); call %s again with a JSON "
 		    "object matching its schema", c->args, c->name);
 		out->is_error = 1;
-		return;
+		return 0;
 	}
+#if SKILLBOX_ORCH
+	if (f->orch != NULL && f->next > 0) {
+		out->text = "not run: one tool a step; call it again after "
+		    "reading the result of the first";
+		out->is_error = 1;
+		return 0;
+	}
+#endif
+	if (gate(ag, f, c, out))
+		return 0;
 	if (strncmp(c->name, HANDOFF_PREFIX, strlen(HANDOFF_PREFIX)) == 0) {
-		const char *to = c->name + strlen(HANDOFF_PREFIX), *ans = NULL;
+		const char *to = c->name + strlen(HANDOFF_PREFIX);
 		const struct skill *sk = skill_find(&ag->reg, to);
-		struct llm_msg *head = NULL, **tail = &head;
-		struct frame sub;
+		struct frame *sub = &fs[*top + 1];
 		struct json_doc d;
 		char *task = NULL;
-		struct ev ev;
-		enum agent_status st;
 
 		if (sk == NULL || f->depth >= MAX_DEPTH ||
 		    (sk->flags & SKILL_NO_MODEL) ||
 		    !may_handoff(ag, f->name, to)) {
 			out->text = "no such skill agent here";
 			out->is_error = 1;
-			return;
+			return 0;
 		}
 		if (json_parse(&ag->turn, c->args, c->args_len, 256, &d) != 0 ||
 		    json_str(&d, &ag->turn, json_get(&d, 0, "task"), &task,
 		    NULL) != 0) {
 			out->text = "handoff needs {\"task\": \"...\"}";
 			out->is_error = 1;
-			return;
+			return 0;
 		}
-		ev_begin(ag, &ev, "handoff");
-		json_key(&ev.w, "from");
-		json_put_str(&ev.w, f->name);
-		json_key(&ev.w, "to");
-		json_put_str(&ev.w, sk->name);
-		json_key(&ev.w, "task");
-		json_put_str(&ev.w, task);
-		ev_end(ag, &ev, 1);
-		memset(&sub, 0, sizeof(sub));
-		sub.name = sk->name;
-		sub.skill = sk;
-		sub.a = &ag->turn;
-		sub.head = &head;
-		sub.tail = &tail;
-		sub.depth = f->depth + 1;
-		if (frame_setup(ag, &sub) != 0 ||
-		    msg_add(ag, sub.a, sub.tail, LLM_USER, task,
-		    strlen(task)) == NULL) {
+#if SKILLBOX_ORCH
+		if (f->orch != NULL && (task = orch_refs(ag, f, task)) ==
+		    NULL) {
 			ag->stop = AG_NOMEM;
-			return;
+			return 0;
 		}
-		st = run_frame(ag, &sub, &ans);
-		if (st != AG_OK && ag->stop == AG_OK)
-			ag->stop = st;
-		out->text = (char *)(ans != NULL ? ans : "(no result)");
-		out->is_error = st != AG_OK;
-		ev_begin(ag, &ev, "handoff");
-		json_key(&ev.w, "from");
-		json_put_str(&ev.w, sk->name);
-		json_key(&ev.w, "to");
-		json_put_str(&ev.w, f->name);
-		json_key(&ev.w, "result");
-		json_put_str(&ev.w, out->text);
-		ev_end(ag, &ev, 1);
-		return;
+#endif
+		ev_handoff(ag, f->name, sk->name, 0, task, 0);
+		if (frame_skill(ag, sub, sk, task, f->depth + 1) != 0) {
+			ag->stop = AG_NOMEM;
+			return 0;
+		}
+		(*top)++;
+		ev_simple(ag, "agent_start", "agent", sub->name);
+		return 1;
 	}
 	if ((id = tool_find(c->name)) < 0 ||
 	    (id == T_HAND_BACK && f->skill == NULL)) {
 		out->text = arena_printf(&ag->turn, "there is no tool named "
 		    "'%s'", c->name);
 		out->is_error = 1;
-		return;
+		return 0;
+	}
+	if (id == T_ASK_USER) {
+		ask_user(ag, f, c, out);
+		return 0;
 	}
 	tool_env(ag, f, &env);
 	writes = (id == T_RUN_COMMAND_LINE || id == T_RUN_SKILL_SCRIPT ||
@@ -596,14 +1527,13 @@ run_call(struct agent *ag, struct frame *f, const struct llm_call *c,
 	if ((e = tool_call(&env, &ag->turn, (enum tool_id)id, c->args,
 	    c->args_len, out)) != 0) {
 		ag->stop = AG_NOMEM;
-		return;
+		return 0;
 	}
 	if (writes)
 		workspace_grown(ag);
-	if (id == T_HAND_BACK && !out->is_error) {
-		f->handed_back = 1;
-		f->result = out->text;
-	}
+	call_hooked(ag, f, c, out);
+	if (!out->is_error)
+		call_ended(f, c->name, out->text);
 	if (out->activated != NULL && ag->nactivated <
 	    ARRAY_LEN(ag->activated)) {
 		unsigned i;
@@ -615,6 +1545,7 @@ run_call(struct agent *ag, struct frame *f, const struct llm_call *c,
 			ag->activated[ag->nactivated++] = arena_strdup(sess(ag),
 			    out->activated);
 	}
+	return 0;
 }
 
 /* --- streaming */
@@ -637,6 +1568,9 @@ on_delta(void *ctx, const char *s, size_t n)
 	json_put_str(&e.w, sc->agent);
 	json_key(&e.w, "delta");
 	json_put_strn(&e.w, s, n);
+	e.t.agent = sc->agent;
+	e.t.text = n > 0 ? s : "";
+	e.t.len = n;
 	ev_end(ag, &e, 0);
 	arena_reset_to(&ag->turn, m);
 }
@@ -651,12 +1585,66 @@ price(const struct agent *ag, unsigned long in, unsigned long out)
 	return ((double)in * p->input + (double)out * p->output) / 1e6;
 }
 
-/* Run one agent until it answers, hands back, or a limit stops it. */
-static enum agent_status
-run_frame(struct agent *ag, struct frame *f, const char **answer)
+/* Add a model call's tokens to the session and log them. */
+static void
+count_usage(struct agent *ag, unsigned long in, unsigned long out)
 {
-	struct stream_ctx sc = { ag, f->name };
-	struct llm_sink sink = { ag->o.stream ? on_delta : NULL, NULL, &sc };
+	struct ev ev;
+	const char *c;
+
+	ag->in_tok += in;
+	ag->out_tok += out;
+	ag->cost += price(ag, in, out);
+	ev_begin(ag, &ev, "usage");
+	json_key(&ev.w, "input_tokens");
+	json_put_uint(&ev.w, in);
+	json_key(&ev.w, "output_tokens");
+	json_put_uint(&ev.w, out);
+	json_key(&ev.w, "session_tokens");
+	json_put_uint(&ev.w, ag->in_tok + ag->out_tok);
+	if (ag->cost > 0 && (c = arena_printf(&ag->turn, "%.6f",
+	    ag->cost)) != NULL) {
+		json_key(&ev.w, "cost");
+		json_put_raw(&ev.w, c, strlen(c));
+	}
+	ev_end(ag, &ev, 1);
+}
+
+/* Run one agent until it answers, hands back, or a limit stops it. */
+/* Log and keep the result of call c of frame f, started at t0. */
+static void
+call_done(struct agent *ag, struct frame *f, const struct llm_call *c,
+    struct tool_out *out, long long t0)
+{
+	struct llm_msg *tm;
+
+	if (out->text == NULL)
+		out->text = "", out->len = 0;
+	if (out->len == 0)
+		out->len = strlen(out->text);
+	if ((tm = msg_add(ag, f->a, f->tail, LLM_TOOL, out->text,
+	    out->len)) == NULL)
+		return;
+	tm->call_id = c->id;
+	tm->tool_name = c->name;
+	tm->is_error = out->is_error;
+	ev_tool_end(ag, f->name, c->id, c->name, out, net_now_ms() - t0);
+#if SKILLBOX_ORCH
+	if (f->orch != NULL && out->is_error && ag->stop == AG_OK &&
+	    ++f->orch->errors >= OR_MAX_ERRORS) {
+		snprintf(ag->why, sizeof(ag->why), "stopped: %u failed steps "
+		    "in %s", f->orch->errors, f->name);
+		ag->stop = AG_FAIL;
+		ev_error(ag, ag->why);
+	}
+#endif
+}
+
+/* Ask frame f's model for its next step: an answer (the frame is done)
+ * or calls to run. */
+static void
+model_step(struct agent *ag, struct frame *f, struct llm_sink *sink)
+{
 	struct llm_req q;
 	struct llm_reply r;
 	struct llm_msg *m;
@@ -664,142 +1652,220 @@ run_frame(struct agent *ag, struct frame *f, const char **answer)
 	unsigned i;
 	int e;
 
-	ev_simple(ag, "agent_start", "agent", f->name);
-	*answer = NULL;
-	for (;;) {
-		if (over_limits(ag))
-			break;
-		memset(&q, 0, sizeof(q));
-		q.model = ag->cfg->model;
-		q.system = f->system;
-		q.msgs = *f->head;
-		q.tools = f->tools;
-		q.ntools = f->ntools;
-		q.stream = 1;
-		ag->calls++;
-		e = llm_send(ag->cl, f->a, &q, &sink, &r);
-		if (e != 0) {
-			snprintf(ag->why, sizeof(ag->why), "%s", e == -E_NOMEM ?
-			    "memory budget exhausted while receiving the "
-			    "reply" : llm_why(ag->cl));
-			ag->stop = e == -E_NOMEM ? AG_NOMEM : AG_FAIL;
-			if (llm_timed_out(ag->cl)) {
-				snprintf(ag->why, sizeof(ag->why), "stopped: "
-				    "the turn took more than %u s (limits.time) "
-				    "while waiting for the model",
-				    ag->cfg->limits.time_s);
-				ag->stop = AG_LIMIT;
-			}
-			ev_error(ag, ag->why);
-			break;
+	memset(&q, 0, sizeof(q));
+	q.model = ag->cfg->model;
+	q.system = f->system;
+	q.msgs = *f->head;
+	q.tools = f->tools;
+	q.ntools = f->tools_off ? 0 : f->ntools;
+	q.stream = 1;
+	if (step_hooked(ag, f, HOOK_PRE_MODEL, NULL, NULL))
+		return;
+	ag->calls++;
+	e = llm_send(ag->cl, f->a, &q, sink, &r);
+	if (e != 0) {
+		snprintf(ag->why, sizeof(ag->why), "%s", e == -E_NOMEM ?
+		    "memory budget exhausted while receiving the reply" :
+		    llm_why(ag->cl));
+		ag->stop = e == -E_NOMEM ? AG_NOMEM : AG_FAIL;
+		if (llm_timed_out(ag->cl)) {
+			snprintf(ag->why, sizeof(ag->why), "stopped: the turn "
+			    "took more than %u s (limits.time) while waiting "
+			    "for the model", ag->cfg->limits.time_s);
+			ag->stop = AG_LIMIT;
 		}
-		ag->in_tok += r.in_tokens;
-		ag->out_tok += r.out_tokens;
-		ag->cost += price(ag, r.in_tokens, r.out_tokens);
-		ev_begin(ag, &ev, "usage");
-		json_key(&ev.w, "input_tokens");
-		json_put_uint(&ev.w, r.in_tokens);
-		json_key(&ev.w, "output_tokens");
-		json_put_uint(&ev.w, r.out_tokens);
-		json_key(&ev.w, "session_tokens");
-		json_put_uint(&ev.w, ag->in_tok + ag->out_tok);
-		if (ag->cost > 0) {
-			json_key(&ev.w, "cost");
-			json_put_raw(&ev.w, arena_printf(&ag->turn, "%.6f",
-			    ag->cost), strlen(arena_printf(&ag->turn, "%.6f",
-			    ag->cost)));
-		}
-		ev_end(ag, &ev, 1);
-		m = msg_add(ag, f->a, f->tail, LLM_ASSISTANT, r.text,
-		    r.text_len);
-		llm_reply_release(&r);
-		if (m == NULL)
-			break;
-		m->calls = r.calls;
-		m->ncalls = r.ncalls;
-		ev_begin(ag, &ev, "assistant");
-		json_key(&ev.w, "agent");
-		json_put_str(&ev.w, f->name);
-		json_key(&ev.w, "text");
-		json_put_strn(&ev.w, m->text, m->text_len);
-		if (r.ncalls > 0) {
-			json_key(&ev.w, "calls");
-			json_begin_arr(&ev.w);
-			for (i = 0; i < r.ncalls; i++) {
-				json_begin_obj(&ev.w);
-				json_key(&ev.w, "id");
-				json_put_str(&ev.w, r.calls[i].id);
-				json_key(&ev.w, "name");
-				json_put_str(&ev.w, r.calls[i].name);
-				json_key(&ev.w, "args");
-				json_put_strn(&ev.w, r.calls[i].args,
-				    r.calls[i].args_len);
-				json_end_obj(&ev.w);
-			}
-			json_end_arr(&ev.w);
-		}
-		ev_end(ag, &ev, 1);
-		if (r.ncalls == 0) {
-			*answer = m->text;
-			break;
-		}
-		for (i = 0; i < r.ncalls && ag->stop == AG_OK; i++) {
-			const struct llm_call *c = &r.calls[i];
-			struct tool_out out;
-			struct llm_msg *tm;
-			long long t0 = net_now_ms();
-
-			if (over_time(ag))
-				break;
-			ev_tool(ag, &ev, "tool_start", f->name, c->id, c->name);
+		ev_error(ag, ag->why);
+		return;
+	}
+	count_usage(ag, r.in_tokens, r.out_tokens);
+	m = msg_add(ag, f->a, f->tail, LLM_ASSISTANT, r.text, r.text_len);
+	llm_reply_release(&r);
+	if (m == NULL)
+		return;
+	m->calls = r.calls;
+	m->ncalls = r.ncalls;
+	ev_begin(ag, &ev, "assistant");
+	json_key(&ev.w, "agent");
+	json_put_str(&ev.w, f->name);
+	json_key(&ev.w, "text");
+	json_put_strn(&ev.w, m->text, m->text_len);
+	if (r.ncalls > 0) {
+		json_key(&ev.w, "calls");
+		json_begin_arr(&ev.w);
+		for (i = 0; i < r.ncalls; i++) {
+			json_begin_obj(&ev.w);
+			json_key(&ev.w, "id");
+			json_put_str(&ev.w, r.calls[i].id);
+			json_key(&ev.w, "name");
+			json_put_str(&ev.w, r.calls[i].name);
 			json_key(&ev.w, "args");
-			json_put_strn(&ev.w, c->args, c->args_len);
-			ev_end(ag, &ev, 1);
-			run_call(ag, f, c, &out);
-			if (ag->stop == AG_NOMEM)
-				break;
-			if (out.text == NULL)
-				out.text = "", out.len = 0;
-			if (out.len == 0)
-				out.len = strlen(out.text);
-			tm = msg_add(ag, f->a, f->tail, LLM_TOOL, out.text,
-			    out.len);
-			if (tm == NULL)
-				break;
-			tm->call_id = c->id;
-			tm->tool_name = c->name;
-			tm->is_error = out.is_error;
-			ev_tool(ag, &ev, "tool_end", f->name, c->id, c->name);
-			json_key(&ev.w, "ok");
-			json_put_bool(&ev.w, !out.is_error);
-			json_key(&ev.w, "ms");
-			json_put_int(&ev.w, net_now_ms() - t0);
-			if (out.confinement != NULL) {
-				json_key(&ev.w, "confinement");
-				json_put_str(&ev.w, out.confinement);
-			}
-			if (out.as_root) {
-				json_key(&ev.w, "as_root");
-				json_put_bool(&ev.w, 1);
-			}
-			if (out.activated != NULL) {
-				json_key(&ev.w, "skill");
-				json_put_str(&ev.w, out.activated);
-			}
-			json_key(&ev.w, "output");
-			json_put_strn(&ev.w, out.text, out.len);
-			ev_end(ag, &ev, 1);
+			json_put_strn(&ev.w, r.calls[i].args,
+			    r.calls[i].args_len);
+			json_end_obj(&ev.w);
 		}
-		if (ag->stop != AG_OK)
-			break;
-		if (f->handed_back) {
-			*answer = f->result;
-			break;
+		json_end_arr(&ev.w);
+	}
+	ev_end(ag, &ev, 1);
+	(void)step_hooked(ag, f, HOOK_POST_MODEL, m->text, NULL);
+	if (r.ncalls == 0)
+		f->answer = m->text;
+	else {
+		f->pending = m;
+		f->next = 0;
+	}
+}
+
+/* Start the next call of fs[*top]'s pending reply; a handoff pushes the
+ * skill agent's frame instead of finishing the call. */
+static void
+call_step(struct agent *ag, struct frame *fs, unsigned *top)
+{
+	struct frame *f = &fs[*top];
+	const struct llm_call *c = &f->pending->calls[f->next];
+	struct tool_out out;
+	struct ev ev;
+
+	f->t0 = net_now_ms();
+	ev_tool(ag, &ev, "tool_start", f->name, c->id, c->name);
+	json_key(&ev.w, "args");
+	json_put_strn(&ev.w, c->args, c->args_len);
+	ev_end(ag, &ev, 1);
+	if (run_call(ag, fs, top, c, &out))
+		return;			/* a skill agent runs first */
+	if (ag->stop == AG_WAIT)
+		return;			/* the answer finishes the call */
+	if (ag->stop != AG_NOMEM)
+		call_done(ag, f, c, &out, f->t0);
+	f->next++;
+}
+
+/* The frame on top is done (or the turn stops): end it, and give its
+ * answer to the frame below as the result of its handoff call (or of its
+ * plan step). */
+static void
+frame_end(struct agent *ag, struct frame *fs, unsigned *top)
+{
+	struct frame *child = &fs[*top], *f;
+	const struct llm_call *c;
+	struct tool_out out;
+	int failed;
+
+	ev_simple(ag, "agent_end", "agent", child->name);
+	if (ag->stop == AG_OK && child->answer == NULL)
+		ag->stop = AG_FAIL;
+	failed = ag->stop != AG_OK;
+#if SKILLBOX_ORCH
+	if (!failed && child->orch != NULL && child->orch->cannot) {
+		failed = 1;
+		if (*top == 0) {
+			snprintf(ag->why, sizeof(ag->why), "%s cannot "
+			    "complete the task: %s", child->name,
+			    child->answer);
+			ag->stop = AG_FAIL;
 		}
 	}
-	ev_simple(ag, "agent_end", "agent", f->name);
-	if (ag->stop == AG_OK && *answer == NULL)
-		ag->stop = AG_FAIL;
+#endif
+	if (*top == 0)
+		return;
+	f = &fs[--*top];
+	memset(&out, 0, sizeof(out));
+	out.text = (char *)(child->answer != NULL ? child->answer :
+	    "(no result)");
+	out.is_error = failed;
+#if SKILLBOX_ORCH
+	/* Under an orchestrator a failed agent is a failed step, which it
+	 * may get over; a limit or the memory budget still ends the turn. */
+	if (f->orch != NULL && ag->stop == AG_FAIL) {
+		if ((out.text = arena_strdup(&ag->turn, ag->why)) == NULL) {
+			ag->stop = AG_NOMEM;
+			return;
+		}
+		ag->stop = AG_OK;
+		ag->why[0] = '\0';
+	}
+#endif
+	ev_handoff(ag, child->name, f->name, 1, out.text, 0);
+#if SKILLBOX_ORCH
+	if (f->orch != NULL && f->orch->stage == OS_RUN) {
+		orch_step_done(ag, f, out.text, failed);
+		return;
+	}
+#endif
+	c = &f->pending->calls[f->next];
+	if (ag->stop != AG_NOMEM)
+		call_hooked(ag, f, c, &out);
+	if (ag->stop != AG_NOMEM)
+		call_done(ag, f, c, &out, f->t0);
+	f->next++;
+}
+
+/* Run the turn from the frame stack fs[0..top] until the bottom frame
+ * answers, a question pauses it (AG_WAIT: the frames stay as they are) or
+ * something stops the turn. `resumed`: the top frame started earlier. */
+static enum agent_status
+run_frames(struct agent *ag, struct frame *fs, unsigned top, int resumed,
+    const char **answer)
+{
+	struct stream_ctx sc = { ag, NULL };
+	struct llm_sink sink = { ag->o.stream ? on_delta : NULL, NULL, &sc };
+	struct frame *f;
+
+	*answer = NULL;
+	if (!resumed)
+		ev_simple(ag, "agent_start", "agent", fs[top].name);
+	for (;;) {
+		f = &fs[top];
+		if (ag->stop == AG_WAIT)
+			return AG_WAIT;
+#if SKILLBOX_ORCH
+		/* An orchestrator's answer may end a stage, not the frame;
+		 * a plan runs without asking the model. */
+		if (ag->stop == AG_OK && f->orch != NULL && f->pending ==
+		    NULL) {
+			if (f->answer != NULL) {
+				if (orch_answered(ag, f, ag->o.plan_only &&
+				    top == 0))
+					continue;
+			} else if (f->orch->stage == OS_RUN) {
+				orch_run(ag, fs, &top);
+				continue;
+			}
+		}
+#endif
+		if (ag->stop != AG_OK || f->answer != NULL) {
+			if (top == 0)
+				break;
+			frame_end(ag, fs, &top);
+			continue;
+		}
+		if (f->pending != NULL) {
+			if (f->next < f->pending->ncalls && !over_time(ag))
+				call_step(ag, fs, &top);
+			else if (ag->stop == AG_OK) {
+				f->pending = NULL;
+				if (f->handed_back)
+					f->answer = f->result;
+			}
+			continue;
+		}
+		if (over_limits(ag))
+			continue;
+#if SKILLBOX_ORCH
+		if (f->orch != NULL && f->orch->stage <= OS_LOOP &&
+		    ++f->orch->steps > OR_MAX_STEPS) {
+			snprintf(ag->why, sizeof(ag->why), "stopped: %s took "
+			    "%u steps without an answer", f->name,
+			    OR_MAX_STEPS);
+			ag->stop = AG_LIMIT;
+			ev_error(ag, ag->why);
+			continue;
+		}
+#endif
+		sc.agent = f->name;
+		model_step(ag, f, &sink);
+	}
+	frame_end(ag, fs, &top);
+	*answer = fs[0].answer;
 	return ag->stop;
 }
 
@@ -815,6 +1881,8 @@ compact(struct agent *ag, const char **out)
 	struct sbuf t;
 	struct ev ev;
 	unsigned i, n = ag->nitems;
+	long long at;
+	const char *ck;
 	int e;
 
 	*out = NULL;
@@ -861,8 +1929,7 @@ compact(struct agent *ag, const char **out)
 		return e == -E_NOMEM ? AG_NOMEM : llm_timed_out(ag->cl) ?
 		    AG_LIMIT : AG_FAIL;
 	}
-	ag->in_tok += r.in_tokens;
-	ag->out_tok += r.out_tokens;
+	count_usage(ag, r.in_tokens, r.out_tokens);
 	/* Semi-space: the summary and what stays go to the other arena. */
 	next = &ag->sess[ag->cur ^ 1];
 	arena_reset(next);
@@ -888,7 +1955,13 @@ compact(struct agent *ag, const char **out)
 	for (i = 0; i < ag->nactivated; i++)
 		json_put_str(&ev.w, ag->activated[i]);
 	json_end_arr(&ev.w);
+	at = ag->log.off;
 	ev_end(ag, &ev, 1);
+	/* Later resumes replay from this event: nothing before it counts
+	 * but the totals, which the checkpoint keeps. */
+	if (ag->logging && ag->log.off > at && (ck = arena_printf(&ag->turn,
+	    "%lu %lu", ag->in_tok, ag->out_tok)) != NULL)
+		(void)slog_ckpt_write(&ag->log, &ag->turn, at, ck);
 	*out = arena_printf(&ag->turn, "compacted %u items into a summary "
 	    "of %zu bytes", n, strlen(ag->summary));
 	return AG_OK;
@@ -906,23 +1979,46 @@ needs_compaction(const struct agent *ag)
 	    ag->bytes / 4 > c->limits.context_window / 10 * 8;
 }
 
-/* --- offline: no model, the best-matching skill's default action */
+/* --- offline: no model, the best-matching action of the best skill */
 
+/* Does w (n bytes) start a word of hay? A prefix is enough: "log" finds
+ * "logs", but not "catalog". */
 static int
 word_in(const char *hay, const char *w, size_t n)
 {
 	const char *p;
 
-	for (p = hay; (p = strcasestr(p, w)) != NULL; p++) {
-		int before = p == hay || !((p[-1] | 32) >= 'a' &&
-		    (p[-1] | 32) <= 'z');
-		char after = p[n];
-
-		(void)after;
-		if (before)
+	for (p = hay; (p = strcasestr(p, w)) != NULL; p += n)
+		if (p == hay || !((p[-1] | 32) >= 'a' && (p[-1] | 32) <= 'z'))
 			return 1;
-	}
 	return 0;
+}
+
+/* Score the comma-separated trigger phrases at s, up to ';' or the end
+ * (set in *end): 10 for each that starts a word of the request. */
+static int
+triggers(const char *s, const char **end, const char *input)
+{
+	const char *e;
+	char w[64];
+	size_t n;
+	int sc = 0;
+
+	for (; *s != '\0' && *s != ';'; s = *e == ',' ? e + 1 : e) {
+		for (e = s; *e != '\0' && *e != ',' && *e != ';'; e++)
+			;
+		while (s < e && *s == ' ')
+			s++;
+		for (n = (size_t)(e - s); n > 0 && s[n - 1] == ' '; n--)
+			;
+		if (n > 0 && n < sizeof(w)) {
+			memcpy(w, s, n);
+			w[n] = '\0';
+			sc += word_in(input, w, n) ? 10 : 0;
+		}
+	}
+	*end = s;
+	return sc;
 }
 
 /* Score a skill against the request: trigger phrases count most. */
@@ -937,21 +2033,8 @@ score(const struct skill *sk, const char *input)
 	int sc = 0;
 	size_t n, i;
 
-	if (sk->triggers != NULL) {
-		for (s = sk->triggers; *s != '\0'; s = *e ? e + 1 : e) {
-			for (e = s; *e != '\0' && *e != ','; e++)
-				;
-			while (s < e && *s == ' ')
-				s++;
-			n = (size_t)(e - s);
-			if (n > 0 && n < sizeof(w)) {
-				memcpy(w, s, n);
-				w[n] = '\0';
-				if (strcasestr(input, w) != NULL)
-					sc += 10;
-			}
-		}
-	}
+	if (sk->triggers != NULL)
+		sc = triggers(sk->triggers, &e, input);
 	for (s = input; *s != '\0'; s = e) {
 		while (*s != '\0' && !((*s | 32) >= 'a' && (*s | 32) <= 'z'))
 			s++;
@@ -975,28 +2058,59 @@ score(const struct skill *sk, const char *input)
 	return sc;
 }
 
+/* The action of sk that fits the request: the metadata.actions entry
+ * ("SCRIPT: trigger, ...; ...") whose triggers score most, else the
+ * default action (*script NULL when there is none). Returns the score. */
+static int
+action(const struct skill *sk, const char *input, const char **script,
+    size_t *len)
+{
+	const char *s, *c, *e;
+	int sc, top = 0;
+
+	*script = sk->default_action;
+	*len = *script != NULL ? strlen(*script) : 0;
+	for (s = sk->actions; s != NULL && *s != '\0'; s = e + (*e == ';')) {
+		while (*s == ' ')
+			s++;
+		if ((c = strchr(s, ':')) == NULL)
+			break;
+		if ((sc = triggers(c + 1, &e, input)) > top) {
+			top = sc;
+			*script = s;
+			for (*len = (size_t)(c - s); s[*len - 1] == ' ';)
+				--*len;
+		}
+	}
+	return top;
+}
+
 static enum agent_status
 offline_turn(struct agent *ag, const char *input, const char **final)
 {
 	const struct skill *best = NULL;
+	const char *script = NULL, *scr, *text;
+	struct json_doc d;
 	struct tool_env env;
 	struct tool_out out;
 	struct json_writer jw;
 	struct frame f;
 	struct sbuf sb;
 	struct ev ev;
-	char *args;
-	int sc, top = 0;
+	char *args, *so;
+	int sc, top = 0, human;
+	size_t len = 0, n;
 	unsigned i;
 
 	for (i = 0; i < ag->reg.n; i++) {
 		const struct skill *sk = ag->reg.v[i];
 
 		/* disable-model-invocation: only a person starts it. */
-		if (sk->default_action == NULL || (sk->flags & SKILL_NO_MODEL))
+		if (sk->flags & SKILL_NO_MODEL)
 			continue;
-		if ((sc = score(sk, input)) > top)
-			top = sc, best = sk;
+		sc = action(sk, input, &scr, &n);
+		if (scr != NULL && (sc += score(sk, input)) > top)
+			top = sc, best = sk, script = scr, len = n;
 	}
 	if (best == NULL) {
 		*final = "No model is configured (offline mode), and no "
@@ -1005,27 +2119,26 @@ offline_turn(struct agent *ag, const char *input, const char **final)
 		    "a skill's topic (skillbox skills list shows them).";
 		return AG_FAIL;
 	}
-	ev_begin(ag, &ev, "handoff");
-	json_key(&ev.w, "from");
-	json_put_str(&ev.w, "entry");
-	json_key(&ev.w, "to");
-	json_put_str(&ev.w, best->name);
-	json_key(&ev.w, "task");
-	json_put_str(&ev.w, input);
-	json_key(&ev.w, "offline");
-	json_put_bool(&ev.w, 1);
-	ev_end(ag, &ev, 1);
+	ev_handoff(ag, "entry", best->name, 0, input, 1);
 	memset(&f, 0, sizeof(f));
 	f.name = best->name;
 	f.skill = best;
 	tool_env(ag, &f, &env);
-	/* The arguments through the JSON writer: a default-action is text
-	 * from the skill's author, not JSON. The skill is the frame's own. */
+	/* A skill that declares actions prints for a person with --text;
+	 * --json (ag->o.json) keeps the JSON. The arguments go through the
+	 * JSON writer: the script is text from the skill's author. */
+	human = best->actions != NULL && !ag->o.json;
 	sbuf_init(&sb, &ag->turn, 0);
 	json_writer_init(&jw, &sb);
 	json_begin_obj(&jw);
 	json_key(&jw, "script");
-	json_put_str(&jw, best->default_action);
+	json_put_strn(&jw, script, len);
+	if (human) {
+		json_key(&jw, "args");
+		json_begin_arr(&jw);
+		json_put_str(&jw, "--text");
+		json_end_arr(&jw);
+	}
 	json_end_obj(&jw);
 	if (json_writer_err(&jw) != 0)
 		return AG_NOMEM;
@@ -1037,25 +2150,18 @@ offline_turn(struct agent *ag, const char *input, const char **final)
 	if (tool_call(&env, &ag->turn, T_RUN_SKILL_SCRIPT, args, strlen(args),
 	    &out) != 0)
 		return AG_NOMEM;
-	ev_tool(ag, &ev, "tool_end", best->name, NULL, "run_skill_script");
-	json_key(&ev.w, "ok");
-	json_put_bool(&ev.w, !out.is_error);
-	if (out.confinement != NULL) {
-		json_key(&ev.w, "confinement");
-		json_put_str(&ev.w, out.confinement);
-	}
-	if (out.as_root) {
-		json_key(&ev.w, "as_root");
-		json_put_bool(&ev.w, 1);
-	}
-	json_key(&ev.w, "output");
-	json_put_strn(&ev.w, out.text, out.len);
-	ev_end(ag, &ev, 1);
+	ev_tool_end(ag, best->name, NULL, "run_skill_script", &out, -1);
+	text = out.text;
+	n = out.len;
+	if (human && json_parse(&ag->turn, out.text, out.len, 64, &d) == 0 &&
+	    json_str(&d, &ag->turn, json_get(&d, 0, "stdout"), &so, &n) == 0)
+		text = so;
+	while (n > 0 && text[n - 1] == '\n')
+		n--;
 	sbuf_init(&sb, &ag->turn, 0);
-	sbuf_printf(&sb, "No model is configured (offline mode): skillbox "
-	    "ran the default action of the '%s' skill (%s), the best match "
-	    "for the request.\n\n%.*s", best->name, best->default_action,
-	    (int)out.len, out.text);
+	sbuf_printf(&sb, "%.*s\n\n(offline: no model is configured; this is "
+	    "the '%s' skill's %.*s)", (int)n, text, best->name, (int)len,
+	    script);
 	if (sb.err)
 		return AG_NOMEM;
 	*final = sb.p;
@@ -1179,21 +2285,24 @@ static void
 turn_end(struct agent *ag, enum agent_status st, const char *final)
 {
 	static const char *const names[] = { "ok", "failed", "limit",
-	    "memory", "exit" };
+	    "memory", "exit", "waiting" };
 	struct ev ev;
 
 	if (final != NULL) {
 		ev_begin(ag, &ev, "final");
 		json_key(&ev.w, "text");
 		json_put_str(&ev.w, final);
+		ev.t.text = final;
 		ev_end(ag, &ev, 1);
 	}
 	ev_begin(ag, &ev, "turn_end");
 	json_key(&ev.w, "status");
 	json_put_str(&ev.w, names[st]);
+	ev.t.name = names[st];
 	if (st != AG_OK && st != AG_EXIT && ag->why[0] != '\0') {
 		json_key(&ev.w, "why");
 		json_put_str(&ev.w, ag->why);
+		ev.t.text = ag->why;
 	}
 	ev_end(ag, &ev, 1);
 	if (ag->logging)
@@ -1201,24 +2310,15 @@ turn_end(struct agent *ag, enum agent_status st, const char *final)
 }
 
 /* see agent.h */
-enum agent_status
-agent_turn(struct agent *ag, const char *input, size_t n, const char **final)
+/* What every turn, or a paused turn resumed, starts from. */
+static void
+turn_begin(struct agent *ag)
 {
-	struct llm_msg **mark_tail, *mark;
-	const char *agent = NULL, *ans = NULL;
-	enum agent_status st;
-	struct frame f;
-	struct ev ev;
-	char *text;
-	int changed, e;
-
 	arena_reset(&ag->turn);
-	*final = NULL;
 	ag->why[0] = '\0';
 	ag->stop = AG_OK;
 	ag->calls = 0;
 	ag->nhashes = 0;
-	ag->turn_no++;
 	ag->deadline = net_now_ms() + (long long)ag->cfg->limits.time_s * 1000;
 	/* The model's replies count against the turn too (compaction
 	 * included): a trickle of keep-alives cannot hold it open. */
@@ -1226,6 +2326,87 @@ agent_turn(struct agent *ag, const char *input, size_t n, const char **final)
 		llm_set_deadline(ag->cl, ag->cfg->limits.time_s != 0 ?
 		    ag->deadline : 0);
 	ag->ws_measured = 0;
+	ag->approval = 0;
+}
+
+/* Drop the entry agent's messages from mark on: the conversation stays
+ * valid (calls without results would be refused by the provider). */
+static void
+drop_from(struct agent *ag, struct llm_msg **mark_tail, struct llm_msg *mark)
+{
+	struct llm_msg *m;
+
+	if (mark_tail == NULL)
+		return;
+	*mark_tail = mark;
+	ag->tail = mark_tail;
+	for (ag->nitems = 0, m = ag->msgs; m != NULL; m = m->next)
+		ag->nitems++;
+}
+
+/* A paused turn that will not be answered: logged as aborted. */
+static void
+abort_wait(struct agent *ag, const char *reason)
+{
+	struct ev ev;
+
+	ev_begin(ag, &ev, "turn_abort");
+	json_key(&ev.w, "reason");
+	json_put_str(&ev.w, reason);
+	ev_end(ag, &ev, 1);
+	drop_from(ag, ag->wait_tail, ag->wait_mark);
+	ag->waiting = 0;
+	ag->question = NULL;
+}
+
+/* The end of a turn's run: a paused turn keeps its messages and waits
+ * for agent_answer; a failed one drops them. */
+static enum agent_status
+turn_finish(struct agent *ag, enum agent_status st, const char *ans,
+    struct llm_msg **mark_tail, struct llm_msg *mark, const char **final)
+{
+	static const char *const names[] = { "ok", "failed", "limit",
+	    "memory", "exit" };
+
+	if (st != AG_WAIT && st != AG_NOMEM)
+		(void)step_hooked(ag, NULL, HOOK_POST_TURN, st == AG_OK ? ans :
+		    ag->why, names[st]);
+	ag->waiting = st == AG_WAIT;
+	if (st == AG_WAIT) {
+		ag->wait_tail = mark_tail;
+		ag->wait_mark = mark;
+		*final = ag->question;
+		turn_end(ag, st, NULL);
+		return st;
+	}
+	if (st != AG_OK)
+		drop_from(ag, mark_tail, mark);
+	if (st == AG_NOMEM) {
+		snprintf(ag->why, sizeof(ag->why), "memory budget of %zu KiB "
+		    "exhausted", mem_budget() >> 10);
+		ev_error(ag, ag->why);
+	}
+	*final = st == AG_OK ? ans : ag->why;
+	turn_end(ag, st, st == AG_OK ? ans : NULL);
+	return st;
+}
+
+enum agent_status
+agent_turn(struct agent *ag, const char *input, size_t n, const char **final)
+{
+	struct llm_msg **mark_tail, *mark;
+	const char *agent = NULL, *ans = NULL;
+	enum agent_status st;
+	struct frame fs[MAX_DEPTH + 1], *f = &fs[0];
+	struct ev ev;
+	char *text;
+	int changed, e;
+
+	if (ag->waiting)
+		abort_wait(ag, "a new message came instead of an answer");
+	turn_begin(ag);
+	*final = NULL;
+	ag->turn_no++;
 	if ((text = arena_strndup(&ag->turn, input, n)) == NULL)
 		return AG_NOMEM;
 	/* Compact before this turn's input is logged, so the log replays
@@ -1245,6 +2426,8 @@ agent_turn(struct agent *ag, const char *input, size_t n, const char **final)
 	ev_end(ag, &ev, 1);
 	if (skill_reg_refresh(&ag->reg, &changed) == -E_NOMEM)
 		return AG_NOMEM;
+	if (changed)
+		only_skills(ag);
 	if (text[0] == '/') {
 		char *sp = strchr(text, ' ');
 
@@ -1275,53 +2458,50 @@ agent_turn(struct agent *ag, const char *input, size_t n, const char **final)
 		turn_end(ag, st, *final);
 		return st;
 	}
-	memset(&f, 0, sizeof(f));
-	if (agent != NULL) {		/* a .command.md for a skill agent */
-		struct llm_msg *head = NULL, **tail = &head;
+	if (step_hooked(ag, NULL, HOOK_PRE_TURN, text, NULL)) {
+		*final = ag->why;
+		turn_end(ag, AG_FAIL, NULL);
+		return AG_FAIL;
+	}
+	memset(fs, 0, sizeof(fs));
+	if (agent == NULL)
+		agent = ag->o.agent;
+	if (agent != NULL) {		/* a .command.md, or --agent */
+		const struct skill *sk = skill_find(&ag->reg, agent);
+		const char *bad = sk == NULL ? "is not an installed skill" :
+#if SKILLBOX_ORCH
+		    ag->o.plan_only && (skill_osk(sk) == NULL ||
+		    (sk->flags & SKILL_OSK_LOOP)) ? "is not an orchestration "
+		    "skill with a SOP session: it writes no plan" :
+#else
+		    skill_osk(sk) != NULL || ag->o.plan_only ? "needs "
+		    "orchestration, left out of this build (ORCH=0)" :
+#endif
+		    NULL;
 
-		if ((f.skill = skill_find(&ag->reg, agent)) == NULL) {
-			*final = arena_printf(&ag->turn, "the command names "
-			    "agent '%s', which is not an installed skill",
-			    agent);
+		if (bad != NULL) {
+			*final = arena_printf(&ag->turn, "agent '%s' %s",
+			    agent, bad);
 			turn_end(ag, AG_FAIL, *final);
 			return AG_FAIL;
 		}
-		f.name = f.skill->name;
-		f.a = &ag->turn;
-		f.head = &head;
-		f.tail = &tail;
-		f.depth = 1;
-		if (frame_setup(ag, &f) != 0 || msg_add(ag, f.a, f.tail,
-		    LLM_USER, text, strlen(text)) == NULL)
+		if (frame_skill(ag, f, sk, text, 1) != 0)
 			return AG_NOMEM;
-		st = run_frame(ag, &f, &ans);
+		st = run_frames(ag, fs, 0, 0, &ans);
+		return turn_finish(ag, st, ans, NULL, NULL, final);
 	} else {
 		mark_tail = ag->tail;
 		mark = *ag->tail;
-		f.name = "entry";
-		f.a = sess(ag);
-		f.head = &ag->msgs;
-		f.tail = &ag->tail;
-		if (frame_setup(ag, &f) != 0 || msg_add(ag, f.a, f.tail,
+		f->name = "entry";
+		f->a = sess(ag);
+		f->head = &ag->msgs;
+		f->tail = &ag->tail;
+		if (frame_setup(ag, f) != 0 || msg_add(ag, f->a, f->tail,
 		    LLM_USER, text, strlen(text)) == NULL)
 			return AG_NOMEM;
-		st = run_frame(ag, &f, &ans);
-		if (st != AG_OK) {
-			/* Keep the conversation valid for the next turn:
-			 * drop the unfinished exchange (calls without
-			 * results would be refused by the provider). */
-			*mark_tail = mark;
-			ag->tail = mark_tail;
-		}
+		st = run_frames(ag, fs, 0, 0, &ans);
 	}
-	if (st == AG_NOMEM) {
-		snprintf(ag->why, sizeof(ag->why), "memory budget of %zu KiB "
-		    "exhausted", mem_budget() >> 10);
-		ev_error(ag, ag->why);
-	}
-	*final = st == AG_OK ? ans : ag->why;
-	turn_end(ag, st, st == AG_OK ? ans : NULL);
-	return st;
+	return turn_finish(ag, st, ans, mark_tail, mark, final);
 }
 
 /* --- sessions: resume by replaying the log */
@@ -1330,21 +2510,57 @@ struct replay {
 	struct agent	*ag;
 	struct llm_msg	**turn_tail, *turn_mark;
 	unsigned	 open_turn;	/* a user event without turn_end */
+	int		 waiting;	/* it paused on a question */
+	int		 approval;	/* ...that is an approval */
+	const char	*question;
 	int		 err;
 };
 
+/* A string member of obj, copied into a; NULL when missing. */
 static char *
-jstr(struct replay *rp, const struct json_doc *d, int obj, const char *key,
+dstr(const struct json_doc *d, struct arena *a, int obj, const char *key,
     size_t *n)
 {
 	char *s;
 	size_t len;
 
-	if (json_str(d, sess(rp->ag), json_get(d, obj, key), &s, &len) != 0)
+	if (json_str(d, a, json_get(d, obj, key), &s, &len) != 0)
 		return NULL;
 	if (n != NULL)
 		*n = len;
 	return s;
+}
+
+/* An assistant event's "calls" into m, strings in a. */
+static int
+read_calls(const struct json_doc *d, struct arena *a, struct llm_msg *m)
+{
+	int t = json_get(d, 0, "calls"), c;
+	unsigned i;
+
+	if (t < 0 || d->t[t].type != JSON_ARR || d->t[t].size == 0)
+		return 0;
+	m->ncalls = (unsigned)d->t[t].size;
+	if ((m->calls = arena_zalloc(a, m->ncalls * sizeof(*m->calls))) ==
+	    NULL)
+		return -E_NOMEM;
+	for (i = 0; i < m->ncalls; i++) {
+		c = json_at(d, t, i);
+		m->calls[i].id = dstr(d, a, c, "id", NULL);
+		m->calls[i].name = dstr(d, a, c, "name", NULL);
+		m->calls[i].args = dstr(d, a, c, "args", &m->calls[i].args_len);
+		if (m->calls[i].id == NULL || m->calls[i].name == NULL ||
+		    m->calls[i].args == NULL)
+			return -E_PARSE;
+	}
+	return 0;
+}
+
+static char *
+jstr(struct replay *rp, const struct json_doc *d, int obj, const char *key,
+    size_t *n)
+{
+	return dstr(d, sess(rp->ag), obj, key, n);
 }
 
 static int
@@ -1374,13 +2590,24 @@ on_replay(void *ctx, const struct json_doc *d, unsigned line)
 			msg_add(ag, sess(ag), &ag->tail, LLM_USER, s, n);
 	} else if (strcmp(type, "turn_end") == 0 || strcmp(type,
 	    "turn_abort") == 0) {
-		if (strcmp(type, "turn_end") == 0 && (s = jstr(rp, d, 0,
-		    "status", NULL)) != NULL && strcmp(s, "ok") != 0 &&
+		s = strcmp(type, "turn_end") == 0 ? jstr(rp, d, 0, "status",
+		    NULL) : "aborted";
+		if (s != NULL && strcmp(s, "waiting") == 0) {
+			rp->waiting = 1;	/* open until answered */
+			return 0;
+		}
+		if (s != NULL && strcmp(s, "ok") != 0 &&
 		    rp->turn_tail != NULL) {
 			*rp->turn_tail = rp->turn_mark;	/* as agent_turn */
 			ag->tail = rp->turn_tail;
 		}
 		rp->open_turn = 0;
+		rp->waiting = 0;
+	} else if (strcmp(type, "input_requested") == 0) {
+		rp->question = jstr(rp, d, 0, "question", NULL);
+		rp->approval = json_eq(d, json_get(d, 0, "kind"), "approval");
+	} else if (strcmp(type, "answer") == 0) {
+		rp->waiting = 0;
 	} else if (strcmp(type, "assistant") == 0 && agent != NULL &&
 	    strcmp(agent, "entry") == 0) {
 		if ((s = jstr(rp, d, 0, "text", &n)) == NULL)
@@ -1388,26 +2615,8 @@ on_replay(void *ctx, const struct json_doc *d, unsigned line)
 		if ((m = msg_add(ag, sess(ag), &ag->tail, LLM_ASSISTANT, s,
 		    n)) == NULL)
 			return -E_NOMEM;
-		t = json_get(d, 0, "calls");
-		if (t >= 0 && d->t[t].type == JSON_ARR && d->t[t].size > 0) {
-			m->ncalls = (unsigned)d->t[t].size;
-			m->calls = arena_zalloc(sess(ag), m->ncalls *
-			    sizeof(*m->calls));
-			if (m->calls == NULL)
-				return -E_NOMEM;
-			for (i = 0; i < m->ncalls; i++) {
-				int c = json_at(d, t, i);
-
-				m->calls[i].id = jstr(rp, d, c, "id", NULL);
-				m->calls[i].name = jstr(rp, d, c, "name", NULL);
-				m->calls[i].args = jstr(rp, d, c, "args",
-				    &m->calls[i].args_len);
-				if (m->calls[i].id == NULL ||
-				    m->calls[i].name == NULL ||
-				    m->calls[i].args == NULL)
-					return -E_PARSE;
-			}
-		}
+		if ((t = read_calls(d, sess(ag), m)) != 0)
+			return t;
 	} else if (strcmp(type, "tool_end") == 0 && agent != NULL &&
 	    strcmp(agent, "entry") == 0) {
 		if ((s = jstr(rp, d, 0, "output", &n)) == NULL)
@@ -1452,23 +2661,53 @@ on_replay(void *ctx, const struct json_doc *d, unsigned line)
 	return ag->stop == AG_NOMEM ? -E_NOMEM : 0;
 }
 
+/* "IN OUT": the token totals of a checkpoint. */
+static int
+sscan_totals(const char *s, unsigned long *in, unsigned long *out)
+{
+	char *end;
+
+	*in = strtoul(s, &end, 10);
+	if (end == s || *end != ' ')
+		return -E_PARSE;
+	s = end + 1;
+	*out = strtoul(s, &end, 10);
+	return end == s || *end != '\0' ? -E_PARSE : 0;
+}
+
 static int
 resume(struct agent *ag, char *why, size_t whylen)
 {
 	struct replay rp;
+	const char *ck;
+	long long from;
 	unsigned bad;
 	int torn, e;
 
 	memset(&rp, 0, sizeof(rp));
 	rp.ag = ag;
-	e = slog_replay(&ag->log, &ag->turn, on_replay, &rp, &torn, &bad);
+	/* From the last compaction when its checkpoint holds up. */
+	if ((from = slog_ckpt_read(&ag->log, &ag->turn, "{\"type\":"
+	    "\"compaction\",", &ck)) > 0 && sscan_totals(ck, &ag->in_tok,
+	    &ag->out_tok) != 0)
+		from = 0;
+	e = slog_replay(&ag->log, from, &ag->turn, on_replay, &rp, &torn,
+	    &bad);
 	arena_reset(&ag->turn);
 	if (e != 0) {
 		snprintf(why, whylen, "session %s: cannot resume: %s",
 		    ag->session, err_str(e));
 		return e;
 	}
-	if (rp.open_turn != 0 || torn) {
+	ag->replay_from = from;
+	if (rp.open_turn != 0 && rp.waiting && !torn) {
+		/* Paused on a question: it stays open for agent_answer. */
+		ag->waiting = 1;
+		ag->question = rp.question != NULL ? rp.question : "";
+		ag->approval = rp.approval;
+		ag->wait_tail = rp.turn_tail;
+		ag->wait_mark = rp.turn_mark;
+	} else if (rp.open_turn != 0 || torn) {
 		struct ev ev;
 
 		/* Killed mid-turn: drop the half turn from the model's
@@ -1494,7 +2733,286 @@ resume(struct agent *ag, char *why, size_t whylen)
 	return 0;
 }
 
+/* --- a paused turn, resumed: its frames rebuilt from the log
+ *
+ * The entry agent's messages are in the conversation already (replay
+ * keeps a waiting turn's); the skill agents' are rebuilt here from the
+ * events of the open turn, so the model is not asked again for any step
+ * it took. */
+
+struct rebuild {
+	struct agent	*ag;
+	struct frame	*fs;
+	int		 top;		/* -1: no frame yet */
+	const char	*command;	/* a .command.md turn's text */
+	const char	*user;		/* the turn's input */
+	const char	*asked;		/* the question's call id */
+	int		 err;
+};
+
+/* A skill agent's frame at fs[i], its task as first message. */
+static int
+rb_push(struct rebuild *rb, unsigned i, const char *skill, const char *task,
+    unsigned depth)
+{
+	const struct skill *sk = skill_find(&rb->ag->reg, skill);
+
+	if (sk == NULL)
+		return -E_NOENT;	/* removed while paused */
+	if (frame_skill(rb->ag, &rb->fs[i], sk, task, depth) != 0)
+		return -E_NOMEM;
+	rb->top = (int)i;
+	return 0;
+}
+
+static int
+on_rebuild(void *ctx, const struct json_doc *d, unsigned line)
+{
+	struct rebuild *rb = ctx;
+	struct agent *ag = rb->ag;
+	struct arena *a = &ag->turn;
+	struct frame *f = rb->top >= 0 ? &rb->fs[rb->top] : NULL;
+	struct llm_msg *m;
+	char *type, *agent, *s, *to;
+	size_t n;
+	int ok, e = 0;
+
+	(void)line;
+	if ((type = dstr(d, a, 0, "type", NULL)) == NULL)
+		return 0;
+	agent = dstr(d, a, 0, "agent", NULL);
+	if (strcmp(type, "user") == 0 || strcmp(type, "turn_abort") == 0 ||
+	    (strcmp(type, "turn_end") == 0 && ((s = dstr(d, a, 0, "status",
+	    NULL)) == NULL || strcmp(s, "waiting") != 0))) {
+		rb->top = -1;		/* a new turn, or one that ended */
+		rb->command = rb->asked = NULL;
+		rb->user = strcmp(type, "user") == 0 ? dstr(d, a, 0, "text",
+		    NULL) : NULL;
+	} else if (strcmp(type, "command") == 0) {
+		rb->command = dstr(d, a, 0, "text", NULL);
+	} else if (strcmp(type, "agent_start") == 0 && rb->top < 0 &&
+	    agent != NULL) {
+		if (strcmp(agent, "entry") == 0) {
+			f = &rb->fs[0];
+			memset(f, 0, sizeof(*f));
+			f->name = "entry";
+			f->a = sess(ag);
+			f->head = &ag->msgs;
+			f->tail = &ag->tail;
+			e = frame_setup(ag, f);
+			rb->top = 0;
+		} else			/* a .command.md's, or --agent */
+			e = rb_push(rb, 0, agent, rb->command != NULL ?
+			    rb->command : rb->user != NULL ? rb->user : "", 1);
+	} else if (strcmp(type, "handoff") == 0 && f != NULL &&
+	    (to = dstr(d, a, 0, "to", NULL)) != NULL) {
+		if ((s = dstr(d, a, 0, "task", NULL)) != NULL) {
+			if (rb->top + 1 > MAX_DEPTH)
+				return -E_PARSE;
+#if SKILLBOX_ORCH
+			if (f->orch != NULL && f->orch->stage == OS_RUN)
+				f->orch->cur = next_step(f->orch);
+#endif
+			e = rb_push(rb, (unsigned)rb->top + 1, to, s,
+			    f->depth + 1);
+		} else if (rb->top > 0) {
+			rb->top--;		/* handed back */
+#if SKILLBOX_ORCH
+			/* A failed step's: the orchestrate event after it
+			 * starts a new plan. */
+			f = &rb->fs[rb->top];
+			if (f->orch != NULL && f->orch->stage == OS_RUN &&
+			    (s = dstr(d, a, 0, "result", NULL)) != NULL)
+				orch_step_done(ag, f, s, 0);
+#endif
+		}
+#if SKILLBOX_ORCH
+	} else if (strcmp(type, "orchestrate") == 0 && f != NULL &&
+	    f->orch != NULL && agent != NULL && strcmp(agent, f->name) == 0) {
+		unsigned i;
+
+		s = dstr(d, a, 0, "stage", NULL);
+		for (i = 0; s != NULL && i < ARRAY_LEN(or_stage_names); i++)
+			if (strcmp(s, or_stage_names[i]) == 0)
+				break;
+		if (s == NULL || i == ARRAY_LEN(or_stage_names) ||
+		    (i == OS_RUN && (to = dstr(d, a, 0, "plan", NULL)) ==
+		    NULL))
+			return -E_PARSE;
+		e = orch_stage(ag, f, (enum or_stage)i, dstr(d, a, 0, "text",
+		    NULL), i == OS_RUN ? to : NULL, 0);
+#endif
+	} else if (f == NULL || f->skill == NULL || agent == NULL ||
+	    strcmp(agent, f->name) != 0) {
+		;	/* the entry agent's are in the conversation */
+	} else if (strcmp(type, "assistant") == 0) {
+		if ((s = dstr(d, a, 0, "text", &n)) == NULL)
+			s = "", n = 0;
+		if ((m = msg_add(ag, a, f->tail, LLM_ASSISTANT, s, n)) == NULL)
+			return -E_NOMEM;
+		if ((e = read_calls(d, a, m)) == 0 && m->ncalls > 0) {
+			f->pending = m;
+			f->next = 0;
+		}
+	} else if (strcmp(type, "tool_end") == 0) {
+		if ((s = dstr(d, a, 0, "output", &n)) == NULL)
+			s = "", n = 0;
+		if ((m = msg_add(ag, a, f->tail, LLM_TOOL, s, n)) == NULL)
+			return -E_NOMEM;
+		m->call_id = dstr(d, a, 0, "id", NULL);
+		m->tool_name = dstr(d, a, 0, "name", NULL);
+		if (json_bool(d, json_get(d, 0, "ok"), &ok) == 0)
+			m->is_error = !ok;
+		if (m->tool_name != NULL && !m->is_error)
+			call_ended(f, m->tool_name, m->text);
+		f->next++;
+	}
+	if (strcmp(type, "input_requested") == 0)
+		rb->asked = dstr(d, a, 0, "id", NULL);
+	return e;
+}
+
+/* The frames of the paused turn, from the log; the question's call is
+ * fs[*top]'s next. */
+static int
+rebuild(struct agent *ag, struct frame *fs, unsigned *top)
+{
+	struct rebuild rb;
+	struct arena tok;
+	struct frame *f;
+	struct llm_msg *m;
+	unsigned bad, i;
+	int torn, e;
+
+	memset(&rb, 0, sizeof(rb));
+	rb.ag = ag;
+	rb.fs = fs;
+	rb.top = -1;
+	arena_init(&tok, "replay");
+	e = slog_replay(&ag->log, ag->replay_from, &tok, on_rebuild, &rb,
+	    &torn, &bad);
+	arena_reset(&tok);
+	if (e != 0)
+		return e;
+	if (rb.top < 0 || rb.asked == NULL)
+		return -E_PARSE;
+	/* The entry agent's place: its last reply with calls, and how many
+	 * of them have results. */
+	if (fs[0].skill == NULL) {
+		for (m = ag->msgs; m != NULL; m = m->next)
+			if (m->role == LLM_ASSISTANT && m->ncalls > 0) {
+				fs[0].pending = m;
+				fs[0].next = 0;
+			} else if (m->role == LLM_TOOL && fs[0].pending != NULL)
+				fs[0].next++;
+	}
+	f = &fs[rb.top];
+	if (f->pending == NULL || f->next >= f->pending->ncalls ||
+	    strcmp(f->pending->calls[f->next].id, rb.asked) != 0)
+		return -E_PARSE;
+	/* The handoffs under way are timed from here: the log has no clock
+	 * for when they started. */
+	for (i = 0; i < (unsigned)rb.top; i++)
+		fs[i].t0 = net_now_ms();
+	*top = (unsigned)rb.top;
+	return 0;
+}
+
+/* Resume the paused turn: with the answer text (approve < 0), or
+ * approving (1) or denying (0, text the reason) the call it waits on. */
+static enum agent_status
+answer(struct agent *ag, int approve, const char *text, size_t n,
+    const char **final)
+{
+	struct frame fs[MAX_DEPTH + 1], *f;
+	const char *ans = NULL;
+	enum agent_status st;
+	struct tool_out out;
+	struct ev ev;
+	unsigned top;
+	int e;
+
+	*final = NULL;
+	if (!ag->waiting || ag->cl == NULL) {
+		*final = "this session is not waiting for an answer";
+		return AG_FAIL;
+	}
+	if ((approve < 0) == ag->approval) {
+		*final = "this session waits on another kind of answer";
+		return AG_FAIL;
+	}
+	turn_begin(ag);
+	if ((e = rebuild(ag, fs, &top)) != 0) {
+		snprintf(ag->why, sizeof(ag->why), "cannot resume the paused "
+		    "turn: %s", e == -E_NOENT ? "a skill it was in is gone" :
+		    e == -E_NOMEM ? "out of memory" : "the session log does "
+		    "not end at its question");
+		*final = ag->why;
+		return e == -E_NOMEM ? AG_NOMEM : AG_FAIL;
+	}
+	ev_begin(ag, &ev, "answer");
+	if (approve >= 0) {
+		json_key(&ev.w, "approve");
+		json_put_bool(&ev.w, approve);
+	}
+	if (text != NULL) {
+		json_key(&ev.w, approve < 0 ? "text" : "reason");
+		json_put_strn(&ev.w, text, n);
+	}
+	ev_end(ag, &ev, 1);
+	ag->waiting = 0;
+	f = &fs[top];
+	memset(&out, 0, sizeof(out));
+	if (approve == 1)	/* the call runs, unchecked, in run_frames */
+		ag->approved = f->pending->calls[f->next].id;
+	else {
+		out.text = approve < 0 ? arena_strndup(&ag->turn, text, n) :
+		    arena_printf(&ag->turn, "the person denied this call%s%.*s",
+		    text != NULL ? ": " : "", (int)n, text != NULL ? text : "");
+		if (out.text == NULL)
+			return AG_NOMEM;
+		out.is_error = approve == 0;
+		call_done(ag, f, &f->pending->calls[f->next], &out,
+		    net_now_ms());
+		f->next++;
+	}
+	st = run_frames(ag, fs, top, 1, &ans);
+	return turn_finish(ag, st, ans, ag->wait_tail, ag->wait_mark, final);
+}
+
+/* see agent.h */
+enum agent_status
+agent_answer(struct agent *ag, const char *text, size_t n,
+    const char **final)
+{
+	return answer(ag, -1, text, n, final);
+}
+
+/* see agent.h */
+enum agent_status
+agent_decide(struct agent *ag, int approve, const char *reason,
+    const char **final)
+{
+	return answer(ag, approve != 0, reason, reason != NULL ?
+	    strlen(reason) : 0, final);
+}
+
+/* see agent.h */
+int
+agent_approval(const struct agent *ag)
+{
+	return ag->waiting && ag->approval;
+}
+
+/* see agent.h */
+const char *
+agent_question(const struct agent *ag)
+{
+	return ag->waiting ? ag->question : NULL;
+}
+
 /* --- setup */
+
 
 static const char *
 new_session_name(struct arena *a)
@@ -1622,6 +3140,8 @@ agent_new(struct arena *perm, const struct cfg *c, const struct agent_opts *o,
 		snprintf(why, whylen, "loading the skills: %s", err_str(e));
 		return NULL;
 	}
+	only_skills(ag);
+	hooks_init(ag);
 	if (strcmp(c->provider, "offline") != 0) {
 		llm_conf_defaults(&lc);
 		lc.proto = llm_proto_find(c->provider);
@@ -1653,13 +3173,14 @@ agent_new(struct arena *perm, const struct cfg *c, const struct agent_opts *o,
 	}
 	if (!o->ephemeral && c->state_dir != NULL) {
 		e = slog_open(&ag->log, perm, c->state_dir, ag->session,
-		    !o->resume);
+		    o->resume ? SLOG_APPEND : SLOG_CREATE);
 		if (e != 0) {
 			*err = e;
 			snprintf(why, whylen, "session %s: %s", ag->session,
 			    e == -E_NOENT ? "no such session" : e == -E_INVAL ?
 			    "bad name (letters, digits, . _ -)" :
-			    strerror(ag->log.err_no));
+			    e == -E_BUSY ? "in use by another turn (another "
+			    "skillbox has it open)" : strerror(ag->log.err_no));
 			return NULL;
 		}
 		ag->logging = 1;
@@ -1686,6 +3207,23 @@ agent_usage(const struct agent *ag, unsigned long *in, unsigned long *out,
 	*cost = ag->cost;
 }
 
+/* see agent.h */
+int
+agent_seed(struct agent *ag, enum llm_role role, const char *text, size_t n)
+{
+	if (msg_add(ag, sess(ag), &ag->tail, role, text, n) == NULL)
+		return -E_NOMEM;
+	return 0;
+}
+
+void
+agent_entry(struct agent *ag, const char *name, int plan_only)
+{
+	ag->o.agent = name;
+	ag->o.plan_only = plan_only;
+}
+
+/* see agent.h */
 void
 agent_close(struct agent *ag)
 {

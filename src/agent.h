@@ -23,17 +23,48 @@ enum agent_status {
 	AG_LIMIT,	/* turns, time, tokens or budget ran out */
 	AG_NOMEM,	/* the memory budget ran out */
 	AG_EXIT,	/* /exit */
+	AG_WAIT,	/* the model asked the person (ask_user): the turn is
+			 * paused, in the session log, until agent_answer */
 };
 
-/* An event as one JSON object (text without newline), its type apart. */
-typedef void (*agent_event_fn)(void *ctx, const char *type, const char *json,
-    size_t n);
+/* An event: the JSON object as logged and printed by --json (text
+ * without newline), and its main fields already taken out, so consumers
+ * need not parse it again. Fields that do not apply are NULL (0). */
+struct agent_event {
+	const char	*type;
+	const char	*json;
+	size_t		 n;
+	const char	*agent;		/* text, tool_*: the agent */
+	const char	*text;		/* text: the delta; final: the answer;
+					 * error: the message; tool_end: the
+					 * output; handoff: task or result */
+	size_t		 len;		/* of text */
+	const char	*name;		/* tool_*: the tool; handoff: "to" */
+	const char	*from;		/* handoff */
+	const char	*confinement;	/* tool_end, when sandboxed */
+	long long	 ms;		/* tool_end: how long; -1 unknown */
+	int		 ok;		/* tool_end */
+	int		 back;		/* handoff: a result coming back */
+	long long	 off;		/* the session log's size after this
+					 * event, -1 when it was not logged */
+};
+
+typedef void (*agent_event_fn)(void *ctx, const struct agent_event *e);
 
 struct agent_opts {
 	const char	*session;	/* resume or create this session */
 	int		 resume;	/* the session must exist */
 	int		 stream;	/* text deltas as events */
 	int		 ephemeral;	/* no session log */
+	int		 json;		/* offline answers as the scripts'
+					 * JSON, not text for a person */
+	const char	*only;		/* space-separated: the skills this
+					 * agent may see and use; NULL all */
+	const char	*agent;		/* start the turns at this skill's
+					 * agent, not at the entry agent */
+	int		 plan_only;	/* that agent is an orchestration
+					 * skill (SOP): its plan, checked,
+					 * is the answer; nothing runs */
 	agent_event_fn	 on_event;
 	void		*ctx;
 };
@@ -51,10 +82,43 @@ struct agent *agent_new(struct arena *perm, const struct cfg *c,
 enum agent_status agent_turn(struct agent *ag, const char *input, size_t n,
 	    const char **final);
 
+/* Resume a paused turn with the person's answer to its question (in this
+ * process or any later one: the session log holds the paused turn, and
+ * the model is not asked again for the steps already done). AG_FAIL with
+ * *final saying why when the session is not waiting. */
+enum agent_status agent_answer(struct agent *ag, const char *text, size_t n,
+	    const char **final);
+
+/* The question a paused session waits on, or NULL. */
+const char *agent_question(const struct agent *ag);
+
+/* 1 when the paused turn waits on an approval of a tool call (approve:
+ * rules, pending hooks) rather than an answer: agent_decide resumes it,
+ * agent_answer refuses to. */
+int	agent_approval(const struct agent *ag);
+
+/* Approve the call a paused turn waits on (it runs, without its pre hooks
+ * and approvals asked again) or deny it (its result is an error the model
+ * sees: "the person denied this call: REASON"; reason may be NULL), then
+ * go on as agent_answer does. */
+enum agent_status agent_decide(struct agent *ag, int approve,
+	    const char *reason, const char **final);
+
 /* The session's name, and the totals so far. */
 const char *agent_session(const struct agent *ag);
 void	agent_usage(const struct agent *ag, unsigned long *in,
 	    unsigned long *out, double *cost);
+
+/* Add an earlier exchange to the conversation before the first turn, as
+ * if replayed from a log, without logging it (an OpenAI-style request that
+ * carries its own history): role is LLM_USER or LLM_ASSISTANT. Returns 0
+ * or -E_NOMEM. */
+int	agent_seed(struct agent *ag, enum llm_role role, const char *text,
+	    size_t n);
+
+/* Start this agent's turns at skill `name`'s agent instead of the entry
+ * agent (NULL: the entry agent again); plan_only: see agent_opts. */
+void	agent_entry(struct agent *ag, const char *name, int plan_only);
 
 /* Close the session log (synced). */
 void	agent_close(struct agent *ag);

@@ -19,6 +19,7 @@ enum err {
 	E_PART,		/* need more input */
 	E_NOENT,	/* no such thing */
 	E_INVAL,	/* bad argument or value */
+	E_BUSY,		/* in use by another process */
 	E__COUNT
 };
 

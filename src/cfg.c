@@ -4,8 +4,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ctype.h>
 #include <limits.h>
-#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "fm.h"
+#include "hook.h"
 #include "llm.h"
 #include "log.h"
 #include "sandbox.h"
@@ -23,15 +24,18 @@
 enum ktype {
 	K_SECTION, K_STR, K_PATH, K_URL, K_ENV, K_PROVIDER, K_BOOL, K_MEM,
 	K_SIZE, K_UINT, K_ULONG, K_MONEY, K_DIRS, K_MODE, K_HANDOFFS, K_PRICES,
-	K_TOOLS, K_LAYERS, K_USER, K_ENVS, K_CREATE
+	K_TOOLS, K_LAYERS, K_USER, K_ENVS, K_CREATE, K_TOKENS, K_LOGTO,
+	K_NAMES, K_HOOKS
 };
 
+/* Narrow fields: 53 keys of 48 bytes each were 2.5 KB on 64-bit. */
 struct key {
 	const char	*name;
-	enum ktype	 type;
-	size_t		 off, noff;	/* the field; a list's count */
-	unsigned long	 min, max;	/* numbers; lists: max entries */
+	unsigned char	 type;		/* enum ktype */
+	uint16_t	 off, noff;	/* the field; a list's count */
+	uint32_t	 min, max;	/* numbers; lists: max entries */
 };
+_Static_assert(sizeof(struct cfg) <= UINT16_MAX, "struct key's offsets");
 
 #define F(m)		offsetof(struct cfg, m)
 #define L(m, n)		F(m), F(n), 0, CFG_MAX_LIST
@@ -53,6 +57,8 @@ static const struct key keys[] = {
 	{ "agents_file", K_PATH, F(agents_file), 0, 0, 0 },
 	{ "skill_mode", K_MODE, F(skill_inline), 0, 0, 0 },
 	{ "handoffs", K_HANDOFFS, L(handoff_pairs, nhandoff_pairs) },
+	{ "approve", K_NAMES, L(approve, napprove) },
+	{ "hooks", K_HOOKS, 0, 0, 0, 0 },
 	{ "limits", K_SECTION, 0, 0, 0, 0 },
 	{ "limits.turns", K_UINT, F(limits.turns), 0, 1, 1000 },
 	{ "limits.time", K_UINT, F(limits.time_s), 0, 1, 86400 },
@@ -79,6 +85,22 @@ static const struct key keys[] = {
 	{ "sandbox.user", K_USER, F(sandbox.user), 0, 0, 0 },
 	{ "sandbox.secrets", K_ENVS, L(sandbox.secrets, sandbox.nsecrets) },
 	{ "create_skill", K_CREATE, F(create_skill), 0, 0, 0 },
+	{ "serve", K_SECTION, 0, 0, 0, 0 },
+	{ "serve.listen", K_STR, F(serve.listen), 0, 0, 0 },
+	{ "serve.tokens", K_TOKENS, L(serve.tokens, serve.ntokens) },
+	{ "serve.cors_origin", K_STR, F(serve.cors_origin), 0, 0, 0 },
+	{ "serve.max_connections", K_UINT, F(serve.max_conns), 0, 1, 4096 },
+	{ "serve.max_turns", K_UINT, F(serve.max_turns), 0, 1, 64 },
+	{ "serve.queue", K_UINT, F(serve.queue), 0, 0, 1024 },
+	{ "serve.head_max", K_SIZE, F(serve.head_max), 0, 1u << 10, 16u << 10 },
+	{ "serve.header_timeout", K_UINT, F(serve.header_s), 0, 1, 600 },
+	{ "serve.body_max", K_SIZE, F(serve.body_max), 0, 1u << 10, 64u << 20 },
+	{ "serve.idle_timeout", K_UINT, F(serve.idle_s), 0, 1, 3600 },
+	{ "serve.turn_memory", K_SIZE, F(serve.turn_memory), 0, MEM_MIN,
+	    MEM_MAX },
+	{ "serve.tls_cert", K_PATH, F(serve.tls_cert), 0, 0, 0 },
+	{ "serve.tls_key", K_PATH, F(serve.tls_key), 0, 0, 0 },
+	{ "serve.log", K_LOGTO, F(serve.syslog), 0, 0, 0 },
 };
 
 _Static_assert(ARRAY_LEN(keys) <= CFG_MAX_KEYS, "raise CFG_MAX_KEYS");
@@ -89,6 +111,7 @@ static const char *const tools[] = {
 };
 
 static const char *const create[] = { "false", "true", "trusted" };
+static const char *const logto[] = { "stderr", "syslog" };
 
 static const char *const layers[] = {
 	"rlimit", "nnp", "landlock", "landlock-net", "netns", "seccomp",
@@ -139,6 +162,22 @@ in_set(const char *const *v, size_t n, const char *s)
 		if (strcmp(v[i], s) == 0)
 			return 1;
 	return 0;
+}
+
+/* "HEX64" or "HEX64 skill skill...": a token's SHA-256 and the skills it
+ * may use. */
+static int
+is_token_hash(const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < 64; i++)
+		if (!isxdigit((unsigned char)s[i]))
+			return 0;
+	for (; s[i] != '\0'; i++)
+		if ((unsigned char)s[i] < ' ' || s[i] == 0x7f)
+			return 0;
+	return s[64] == '\0' || s[64] == ' ';
 }
 
 static int
@@ -251,6 +290,12 @@ want(const struct key *k, char *buf, size_t n)
 		return "true or false";
 	case K_CREATE:
 		return "false, true or trusted";
+	case K_LOGTO:
+		return "stderr or syslog";
+	case K_TOKENS:
+		return "a list of token hashes (64 hex digits: skillbox serve "
+		    "--hash-token), each maybe followed by the skills it may "
+		    "use";
 	case K_MEM:
 	case K_SIZE:
 		fmt_size(lo, sizeof(lo), k->min);
@@ -260,8 +305,8 @@ want(const struct key *k, char *buf, size_t n)
 		return buf;
 	case K_UINT:
 	case K_ULONG:
-		snprintf(buf, n, "a whole number from %lu to %lu", k->min,
-		    k->max);
+		snprintf(buf, n, "a whole number from %lu to %lu",
+		    (unsigned long)k->min, (unsigned long)k->max);
 		return buf;
 	case K_MONEY:
 		return "a number, 0 or more, like 0.25";
@@ -271,6 +316,8 @@ want(const struct key *k, char *buf, size_t n)
 		return "handoff or inline";
 	case K_HANDOFFS:
 		return "all, none or a list of skill pairs like from->to";
+	case K_NAMES:
+		return "a list of tool or skill names ('*' any characters)";
 	case K_PRICES:
 		return "a map of model names to { input: N, output: N }";
 	case K_TOOLS:
@@ -428,7 +475,7 @@ items(struct ld *l, const struct key *k, const struct fm_node *nd,
 			return must(l, k, it);
 	if (nd->nkids > k->max)
 		return bad(l, -E_INVAL, nd->line, "'%s' has more than %lu "
-		    "entries", k->name, k->max);
+		    "entries", k->name, (unsigned long)k->max);
 	*first = nd->kids;
 	return (int)nd->nkids;
 }
@@ -476,6 +523,8 @@ set_list(struct ld *l, const struct key *k, const struct fm_node *nd)
 		case K_TOOLS: ok = is_tool(it->s); break;
 		case K_LAYERS: ok = in_set(layers, ARRAY_LEN(layers), it->s);
 			break;
+		case K_TOKENS: ok = is_token_hash(it->s); break;
+		case K_NAMES: ok = hook_name_ok(it->s); break;
 		default: ok = is_env_name(it->s); break;
 		}
 		if (!ok)
@@ -507,7 +556,7 @@ set_prices(struct ld *l, const struct key *k, const struct fm_node *nd)
 		return must(l, k, nd);
 	if (nd->nkids > k->max)
 		return bad(l, -E_INVAL, nd->line, "'prices' has more than %lu "
-		    "entries", k->max);
+		    "entries", (unsigned long)k->max);
 	l->c->nprices = 0;
 	for (m = nd->kids; m != NULL; m = m->next) {
 		p = &l->c->prices[l->c->nprices];
@@ -547,7 +596,20 @@ set(struct ld *l, const struct key *k, const struct fm_node *nd)
 
 	switch (k->type) {
 	case K_DIRS: case K_HANDOFFS: case K_TOOLS: case K_LAYERS: case K_ENVS:
+	case K_TOKENS: case K_NAMES:
 		return set_list(l, k, nd);
+	case K_HOOKS: {
+		struct hook *h;
+		char why[160];
+		unsigned line;
+		int e;
+
+		if ((e = hook_parse(l->a, nd, arena_strdup(l->a, l->dir), &h,
+		    &l->c->nhooks, &line, why, sizeof(why))) != 0)
+			return e == -E_INVAL ? bad(l, e, line, "%s", why) : e;
+		l->c->hooks = h;
+		return 0;
+	}
 	case K_PRICES:
 		return set_prices(l, k, nd);
 	default:
@@ -567,13 +629,18 @@ set(struct ld *l, const struct key *k, const struct fm_node *nd)
 			*(int *)f = nd->s[0] == 't';
 		return ok ? 0 : must(l, k, nd);
 	case K_CREATE:		/* the index is the value */
-		for (v = 0; v < ARRAY_LEN(create) &&
-		    strcmp(nd->s, create[v]) != 0; v++)
+	case K_LOGTO: {
+		const char *const *t = k->type == K_CREATE ? create : logto;
+		size_t nt = k->type == K_CREATE ? ARRAY_LEN(create) :
+		    ARRAY_LEN(logto);
+
+		for (v = 0; v < nt && strcmp(nd->s, t[v]) != 0; v++)
 			;
-		if (v == ARRAY_LEN(create))
+		if (v == nt)
 			return must(l, k, nd);
 		*(int *)f = (int)v;
 		return 0;
+	}
 	case K_MODE:
 		if ((ok = strcmp(nd->s, "handoff") == 0 ||
 		    strcmp(nd->s, "inline") == 0))
@@ -822,6 +889,14 @@ cfg_defaults(struct cfg *c)
 	c->limits.first_byte_s = 120;
 	c->limits.idle_s = 60;
 	c->limits.retries = 3;
+	c->serve.listen = "127.0.0.1:8080";
+	c->serve.max_conns = 64;
+	c->serve.max_turns = 2;
+	c->serve.queue = 8;
+	c->serve.head_max = 8u << 10;
+	c->serve.header_s = 10;
+	c->serve.body_max = 1u << 20;
+	c->serve.idle_s = 30;
 }
 
 /* see cfg.h */
@@ -1037,10 +1112,68 @@ cfg_api_key_env(const struct cfg *c)
 
 /* see cfg.h */
 int
+cfg_passwd_find(const char *path, const char *name, uid_t *uid, gid_t *gid)
+{
+	char buf[512];
+	unsigned long id[2] = { 0, 0 };
+	size_t nlen = strlen(name), col = 0, f = 0;
+	ssize_t n, i;
+	int fd, match = 1, r = -E_NOENT;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -E_NOENT;
+	/* One pass, a byte at a time, so a line of any length costs no
+	 * buffer: field f of the current line, col bytes into it. The
+	 * fields are name:passwd:uid:gid:gecos:dir:shell, as musl's
+	 * getpwent reads them: uid and gid are digits only, and a line
+	 * without all seven fields is skipped. */
+	while (r != 0 && (n = read(fd, buf, sizeof(buf))) > 0)
+		for (i = 0; i < n && r != 0; i++) {
+			char ch = buf[i];
+
+			if (ch == '\n') {
+				if (f == 6 && match) {
+					*uid = (uid_t)id[0];
+					*gid = (gid_t)id[1];
+					r = 0;
+				}
+				f = col = 0;
+				match = 1;
+				id[0] = id[1] = 0;
+			} else if (ch == ':' && f < 6 && (f > 0 || col > 0)) {
+				if (f == 0 && col != nlen)
+					match = 0;
+				f++;
+				col = 0;
+			} else if (f == 0) {
+				if (col >= nlen || name[col] != ch)
+					match = 0;
+				col++;
+			} else if (f == 2 || f == 3) {
+				if (ch >= '0' && ch <= '9')
+					id[f - 2] = id[f - 2] * 10 +
+					    (unsigned)(ch - '0');
+				else
+					f = 7;	/* not a number: skip the line */
+			}
+		}
+	/* The last line may lack its newline. */
+	if (r != 0 && f == 6 && match) {
+		*uid = (uid_t)id[0];
+		*gid = (gid_t)id[1];
+		r = 0;
+	}
+	close(fd);
+	return r;
+}
+
+/* see cfg.h */
+int
 cfg_script_user(const struct cfg *c, uid_t *uid, gid_t *gid)
 {
 	const char *u = c->sandbox.user;
-	struct passwd *pw;
+	uid_t pu;
+	gid_t pg;
 	unsigned long v;
 	char *end;
 
@@ -1052,9 +1185,9 @@ cfg_script_user(const struct cfg *c, uid_t *uid, gid_t *gid)
 		*uid = (uid_t)v;
 		*gid = *end == ':' ? (gid_t)strtoul(end + 1, NULL, 10) :
 		    (gid_t)v;
-	} else if ((pw = getpwnam(u)) != NULL) {
-		*uid = pw->pw_uid;
-		*gid = pw->pw_gid;
+	} else if (cfg_passwd_find("/etc/passwd", u, &pu, &pg) == 0) {
+		*uid = pu;
+		*gid = pg;
 	} else
 		return -E_NOENT;
 	return 0;

@@ -33,6 +33,12 @@
  *	                              # of the two at most
  *	skill_mode: handoff | inline  # how the entry agent uses skills
  *	handoffs: all | none | [from->to, ...]   # skill-to-skill [all]
+ *	approve: [NAME, ...]          # tool calls that wait for a person:
+ *	                              # a tool, skill or agent name, `*` any
+ *	                              # characters (hook.h) [none]
+ *	hooks:                        # HOOKS=1 builds; at most 32 (hook.h)
+ *	  - { event: pre_tool_use, match: NAME, command: LINE | url: URL |
+ *	      pending: true, timeout: 10 }
  *	limits:
  *	  turns: 20                   # model calls per user turn, 1..1000
  *	  time: 300                   # seconds per user turn
@@ -67,6 +73,24 @@
  *	create_skill: false           # the create_skill tool: true (new
  *	                              # skills wait for `skills enable`) or
  *	                              # trusted (on at once)
+ *	serve:                        # skillbox serve
+ *	  listen: 127.0.0.1:8080      # HOST:PORT or [V6]:PORT
+ *	  tokens: [HASH, ...]         # SHA-256 of each bearer token, maybe
+ *	                              # "HASH skill skill" to limit it; none:
+ *	                              # no auth, loopback only
+ *	  cors_origin: URL            # [no CORS]
+ *	  max_connections: 64
+ *	  max_turns: 2                # turns at once; more wait in a
+ *	  queue: 8                    # queue of this many, then 503
+ *	  head_max: 8k                # request head bytes (to 16k)
+ *	  header_timeout: 10          # seconds to send the head
+ *	  body_max: 1M                # request body bytes (413 above)
+ *	  idle_timeout: 30            # seconds a kept-alive connection waits
+ *	  turn_memory: SIZE           # each turn's budget [what the server
+ *	                              # leaves, shared by max_turns]
+ *	  tls_cert: PATH              # HTTPS with this PEM chain and
+ *	  tls_key: PATH               # this key (EC or RSA)
+ *	  log: stderr                 # or syslog: one line per request
  *
  * The workspace may not hold the configuration, the state folder, the
  * CA file, a skills folder or the commands folder, nor lie inside a
@@ -84,10 +108,12 @@
 #include "arena.h"
 #include "base.h"
 
+struct hook;
+
 #define CFG_MAX_DIRS	16
 #define CFG_MAX_LIST	16
 #define CFG_MAX_PRICES	16
-#define CFG_MAX_KEYS	40	/* keys with a source (cfg_source) */
+#define CFG_MAX_KEYS	64	/* keys with a source (cfg_source) */
 #define CFG_FILE_MAX	(256u << 10)	/* skillbox.yaml */
 #define CFG_AGENTS_MAX	(64u << 10)	/* agents_file */
 
@@ -117,6 +143,10 @@ struct cfg {
 	int		 handoffs_all;	/* handoffs: all (default) */
 	const char	*handoff_pairs[CFG_MAX_LIST];	/* "from->to" */
 	unsigned	 nhandoff_pairs;
+	const char	*approve[CFG_MAX_LIST];
+	unsigned	 napprove;
+	const struct hook *hooks;
+	unsigned	 nhooks;
 	struct {
 		unsigned	turns, time_s, tool_timeout_s, compact_after;
 		unsigned long	tokens, context_window;
@@ -139,6 +169,17 @@ struct cfg {
 		unsigned	 nsecrets;
 	}		 sandbox;
 	int		 create_skill;	/* 0 false, 1 true, 2 trusted */
+	struct {
+		const char	*listen;
+		const char	*tokens[CFG_MAX_LIST];	/* "HEX64 [skill..]" */
+		unsigned	 ntokens;
+		const char	*cors_origin;
+		unsigned	 max_conns, max_turns, queue;
+		size_t		 head_max, body_max, turn_memory;
+		unsigned	 header_s, idle_s;
+		const char	*tls_cert, *tls_key;
+		int		 syslog;
+	}		 serve;
 	const char	*src[CFG_MAX_KEYS];	/* see cfg_source */
 };
 
@@ -188,6 +229,13 @@ const char *cfg_secret_is_key(const struct cfg *c);
  * means running them as root, asked for. Returns 0 or -E_NOENT (no such
  * user). */
 int	cfg_script_user(const struct cfg *c, uid_t *uid, gid_t *gid);
+
+/* The user NAME in the passwd file PATH (/etc/passwd): its uid and gid, read
+ * the way musl's getpwnam reads the file (the first line whose name matches,
+ * all seven fields present, uid and gid in decimal digits). No NSS, no nscd.
+ * Returns 0, or -E_NOENT (no such user, or PATH unreadable). */
+int	cfg_passwd_find(const char *path, const char *name, uid_t *uid,
+	    gid_t *gid);
 
 /* The API key from that variable, or NULL when unset or empty. */
 const char *cfg_api_key(const struct cfg *c);

@@ -14,6 +14,7 @@ enum {
 	EXIT_USAGE	= 2,	/* bad command line */
 	EXIT_NOMEM	= 3,	/* the memory budget ran out */
 	EXIT_LIMIT	= 4,	/* a limit stopped the turn */
+	EXIT_WAIT	= 5,	/* the turn waits on a person's answer */
 };
 
 /* Process-wide state of one invocation: the one mutable global. */
@@ -56,18 +57,34 @@ struct cmd_printer {
 
 /* Load the configuration and open the agent with its session. Returns 0
  * or an exit status (the error said). */
+/* The text of run or answer: arg, or stdin without one (at most 1 MiB),
+ * without its trailing line ends. 0, or the exit status to return. */
+struct sbuf;
+int	cmd_read_text(const char *applet, const char *arg, struct sbuf *in);
+
 int	cmd_agent_open(struct agent **out, const char *session, int resume,
 	    int stream, int json, int nolog, struct cmd_printer *p);
 void	cmd_agent_answer(struct cmd_printer *p, enum agent_status st,
 	    const char *final);
+
+/* On stderr: how to go on with the paused turn (answer or approve). */
+void	cmd_wait_hint(struct agent *ag);
+
+/* The line a person typed while the turn waits (chat, the OpenAI
+ * endpoint): the answer to a question; to an approval, y or yes approves
+ * and anything else denies, the text being the reason. */
+enum agent_status cmd_agent_reply(struct agent *ag, const char *s, size_t n,
+	    const char **final);
 int	cmd_agent_status(enum agent_status st);
 
+int	cmd_answer(int argc, char **argv);
 int	cmd_chat(int argc, char **argv);
 int	cmd_config(int argc, char **argv);
 int	cmd_exec(int argc, char **argv);
 int	cmd_llm(int argc, char **argv);
 int	cmd_run(int argc, char **argv);
 int	cmd_sandbox(int argc, char **argv);
+int	cmd_serve(int argc, char **argv);
 int	cmd_session(int argc, char **argv);
 int	cmd_skills(int argc, char **argv);
 int	cmd_version(int argc, char **argv);

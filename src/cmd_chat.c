@@ -10,6 +10,10 @@
  * --session NAME  continue or create that session
  * --resume NAME   continue that session; it must exist
  *
+ * When the model asks a question (ask_user), the next line is the answer
+ * ("answer>" on a terminal); /exit then leaves with the turn paused in
+ * the session, for `skillbox answer` or a later chat. To an approval, y
+ * approves; anything else denies, the text being the reason.
  * Exit status: 0 at the end of input or /exit, 1 when the session could
  * not be opened, 2 usage, 3 memory budget exhausted. */
 #include <getopt.h>
@@ -65,9 +69,13 @@ cmd_chat(int argc, char **argv)
 	if (tty)
 		fprintf(stderr, "skillbox chat, session %s; /help for "
 		    "commands, /exit to leave\n", agent_session(ag));
+	if (agent_question(ag) != NULL && !json)
+		printf("%s\n", agent_question(ag));	/* a paused turn */
 	for (;;) {
 		if (tty) {
-			fputs("> ", stderr);
+			fputs(agent_approval(ag) ? "approve? [y/N or why not]> " :
+			    agent_question(ag) != NULL ? "answer> " : "> ",
+			    stderr);
 			fflush(stderr);
 		}
 		if (fgets(line, LINE_MAX_BYTES, stdin) == NULL)
@@ -84,7 +92,14 @@ cmd_chat(int argc, char **argv)
 			line[--n] = '\0';
 		if (n == 0)
 			continue;
-		st = agent_turn(ag, line, n, &final);
+		/* While the model waits on a question the line is the
+		 * answer; /exit leaves it waiting. */
+		if (agent_question(ag) != NULL && strcmp(line, "/exit") == 0)
+			break;
+		if (agent_question(ag) != NULL)
+			st = cmd_agent_reply(ag, line, n, &final);
+		else
+			st = agent_turn(ag, line, n, &final);
 		cmd_agent_answer(&printer, st, final);
 		if (st == AG_EXIT || st == AG_NOMEM)
 			break;

@@ -230,6 +230,8 @@ put_settings(struct out *o)
 		put_str(o, "handoffs", c->handoffs_all ? "all" : "none", "");
 	else
 		put_list(o, "handoffs", c->handoff_pairs, c->nhandoff_pairs, "");
+	put_list(o, "approve", c->approve, c->napprove, "none");
+	put_num(o, "hooks", c->nhooks, "(none)");
 	put_num(o, "limits.turns", c->limits.turns, NULL);
 	put_num(o, "limits.time", c->limits.time_s, NULL);
 	put_num(o, "limits.tokens", c->limits.tokens, "(no limit)");
@@ -256,6 +258,21 @@ put_settings(struct out *o)
 	put_list(o, "sandbox.secrets", c->sandbox.secrets, c->sandbox.nsecrets,
 	    "none");
 	put_bool(o, "create_skill", c->create_skill);
+	put_str(o, "serve.listen", c->serve.listen, "");
+	put_num(o, "serve.tokens", c->serve.ntokens, "(none: no token asked, "
+	    "loopback only)");
+	put_str(o, "serve.cors_origin", c->serve.cors_origin, "none");
+	put_num(o, "serve.max_connections", c->serve.max_conns, NULL);
+	put_num(o, "serve.max_turns", c->serve.max_turns, NULL);
+	put_num(o, "serve.queue", c->serve.queue, NULL);
+	put_size(o, "serve.head_max", c->serve.head_max, NULL);
+	put_num(o, "serve.header_timeout", c->serve.header_s, NULL);
+	put_size(o, "serve.body_max", c->serve.body_max, NULL);
+	put_num(o, "serve.idle_timeout", c->serve.idle_s, NULL);
+	put_size(o, "serve.turn_memory", c->serve.turn_memory, "(what the "
+	    "server leaves, shared by max_turns)");
+	put_str(o, "serve.tls_cert", c->serve.tls_cert, "none");
+	put_str(o, "serve.log", c->serve.syslog ? "syslog" : "stderr", "");
 }
 
 /* Only whether the key is there, and where: never the key. */

@@ -53,6 +53,7 @@
 #include "sandbox.h"
 #include "skill.h"
 #include "str.h"
+#include "tool.h"
 
 #define INPUT_MAX	(1u << 20)
 #define EXIT_TIMEOUT	124
@@ -444,9 +445,8 @@ cmd_exec(int argc, char **argv)
 		log_err("exec: %s %s: %s", sk->name, script, r.why);
 	else if (e == 0 && (r.status > 0 || r.signal) &&
 	    !(o.p.perms & SBX_NET))
-		log_err("exec: %s %s failed; note: the skill has no network "
-		    "(its allowed-tools has no WebFetch): a failed connection or "
-		    "name lookup is the sandbox", sk->name, script);
+		log_err("exec: %s %s failed; %s", sk->name, script,
+		    tool_no_net_note);
 	miss = r.missing ? sbx_layers_str(&app.perm, r.missing) : NULL;
 	if (app.stats || log_get_level() >= LOG_INFO)
 		fprintf(stderr, "skillbox: exec: %s %s: %s%d, %ld ms, "

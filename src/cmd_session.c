@@ -139,12 +139,12 @@ cmd_session(int argc, char **argv)
 	}
 	if (strcmp(sub, "show") != 0)
 		return cmd_usage("session", "unknown sub-command '%s'", sub);
-	if ((e = slog_open(&lg, &app.perm, c.state_dir, argv[0], 0)) != 0) {
+	if ((e = slog_open(&lg, &app.perm, c.state_dir, argv[0], SLOG_READ)) != 0) {
 		log_err("session %s: %s", argv[0], e == -E_NOENT ?
 		    "no such session" : err_str(e));
 		return EXIT_FAIL;
 	}
-	e = slog_replay(&lg, &app.perm, show_line, &sh, &torn, &bad);
+	e = slog_replay(&lg, 0, &app.perm, show_line, &sh, &torn, &bad);
 	slog_close(&lg);
 	if (torn || bad)
 		log_warn("session %s: %s%u unreadable lines", argv[0],

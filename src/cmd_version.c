@@ -3,10 +3,11 @@
  * Prints the skillbox version, the architecture and board it was built for,
  * the build date (the date of the last commit; certificate time checks use
  * it as the earliest plausible time) and the versions of the libraries
- * compiled in. */
+ * compiled in, and whether `serve` can speak HTTPS (SERVE_TLS). */
 #include <stdio.h>
 
 #include "cmd.h"
+#include "switches.h"
 #include "fm.h"
 
 #ifndef SKILLBOX_BUILD_DATE
@@ -25,5 +26,10 @@ cmd_version(int argc, char **argv)
 	    MUSL_VERSION, BEARSSL_VERSION, fm_version(), JSMN_VERSION);
 	printf("protocols: openai (chat completions), responses, anthropic, "
 	    "ollama; TLS 1.2\n");
+	printf("serve: HTTP/1.1%s\n", SKILLBOX_SERVE_TLS ? ", HTTPS (TLS 1.2)" :
+	    " (built without HTTPS: SERVE_TLS=0)");
+	printf("orchestration: %s\nhooks: %s\n", SKILLBOX_ORCH ? "oskill.md "
+	    "(SOP plans, loops)" : "no (ORCH=0)", SKILLBOX_HOOKS ? "command, "
+	    "http" : "no (HOOKS=0)");
 	return EXIT_OK;
 }

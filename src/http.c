@@ -336,18 +336,20 @@ retry_after(const char *v, long long now)
 
 /* Framing and hints from the complete header list (RFC 9112 6.3). */
 static int
-framing(struct http_resp *r)
+framing(struct http_head *r)
 {
 	const struct http_header *h;
 	const char *p;
 	struct str e;
 	long long v;
-	unsigned i, k;
+	unsigned i, k, hosts = 0;
 	int keep = 0;
 
 	for (i = 0; i < r->nhdrs; i++) {
 		h = &r->hdrs[i];
 		k = 0;
+		if (strcasecmp(h->name, "Host") == 0)
+			hosts++;
 		if (strcasecmp(h->name, "Content-Length") == 0) {
 			for (p = h->value; p != NULL; ) {
 				p = next_elem(p, &e);
@@ -390,7 +392,11 @@ framing(struct http_resp *r)
 				r->content_type = h->value;
 		}
 	}
-	/* Both framings at once smell of smuggling: chunked, then close. */
+	/* Both framings at once smell of smuggling: a server refuses the
+	 * request, a client reads chunked and closes. */
+	if (r->request && (hosts > 1 || (r->chunked &&
+	    r->content_length >= 0)))
+		return -E_PROTO;
 	if (r->chunked && r->content_length >= 0) {
 		r->content_length = -1;
 		r->close = 1;
@@ -402,7 +408,7 @@ framing(struct http_resp *r)
 
 /* "HTTP/1.1 200 OK"; the reason may be empty, even without its space. */
 static int
-status_line(struct http_resp *r, struct arena *a, const char *s, size_t n)
+status_line(struct http_head *r, struct arena *a, const char *s, size_t n)
 {
 	long long st;
 	size_t k;
@@ -422,7 +428,7 @@ status_line(struct http_resp *r, struct arena *a, const char *s, size_t n)
 }
 
 static int
-header_line(struct http_resp *r, struct arena *a, const char *s, size_t n)
+header_line(struct http_head *r, struct arena *a, const char *s, size_t n)
 {
 	const char *c = memchr(s, ':', n);
 	struct http_header *h;
@@ -447,19 +453,52 @@ header_line(struct http_resp *r, struct arena *a, const char *s, size_t n)
 	return 0;
 }
 
+/* "GET /path HTTP/1.1": a token, one space, an origin-form target (or
+ * "*"), one space, the version. */
+static int
+request_line(struct http_head *r, struct arena *a, const char *s, size_t n)
+{
+	const char *sp1 = memchr(s, ' ', n), *sp2;
+	size_t m, t, i;
+
+	if (sp1 == NULL || n < 14 || memcmp(s + n - 9, " HTTP/1.", 8) != 0 ||
+	    !is_digit(s[n - 1]))
+		return -E_PROTO;
+	m = (size_t)(sp1 - s);
+	sp2 = s + n - 9;
+	if (sp1 + 1 >= sp2)
+		return -E_PROTO;
+	t = (size_t)(sp2 - (sp1 + 1));
+	for (i = 0; i < t; i++)
+		if ((unsigned char)sp1[1 + i] <= ' ' ||
+		    (unsigned char)sp1[1 + i] >= 0x7f)
+			return -E_PROTO;
+	if (m == 0 || !is_token(s, m) || t == 0 || (sp1[1] != '/' && !(t == 1 &&
+	    sp1[1] == '*' && m == 7 && memcmp(s, "OPTIONS", 7) == 0)))
+		return -E_PROTO;
+	r->minor = s[n - 1] - '0';
+	if ((r->method = arena_strndup(a, s, m)) == NULL ||
+	    (r->target = arena_strndup(a, sp1 + 1, t)) == NULL)
+		return -E_NOMEM;
+	return 0;
+}
+
 /* One line without its end: 0 for more, 1 at the end of the head. */
 static int
-head_line(struct http_resp *r, struct arena *a, const char *s, size_t n)
+head_line(struct http_head *r, struct arena *a, const char *s, size_t n)
 {
 	int e;
 
+	if (r->request && r->nlines == 0 && n == 0)
+		return 0;		/* stray CRLF between requests */
 	if (r->nlines++ == 0) {
 		r->mark = arena_mark(a);
-		return status_line(r, a, s, n);
+		return r->request ? request_line(r, a, s, n) :
+		    status_line(r, a, s, n);
 	}
 	if (n > 0)
 		return header_line(r, a, s, n);
-	if (r->status >= 200)
+	if (r->request || r->status >= 200)
 		return (e = framing(r)) != 0 ? e : 1;
 	/* The end of an interim response: the final one follows. */
 	arena_reset_to(a, r->mark);
@@ -471,7 +510,7 @@ head_line(struct http_resp *r, struct arena *a, const char *s, size_t n)
 
 /* see http.h */
 void
-http_resp_init(struct http_resp *r, long long now)
+http_resp_init(struct http_head *r, long long now)
 {
 	memset(r, 0, sizeof(*r));
 	r->content_length = -1;
@@ -480,8 +519,16 @@ http_resp_init(struct http_resp *r, long long now)
 }
 
 /* see http.h */
+void
+http_req_init(struct http_head *r)
+{
+	http_resp_init(r, 0);
+	r->request = 1;
+}
+
+/* see http.h */
 int
-http_resp_feed(struct http_resp *r, struct arena *a, const char *in,
+http_head_feed(struct http_head *r, struct arena *a, const char *in,
     size_t n, size_t *used)
 {
 	const char *lf;
@@ -522,7 +569,7 @@ http_resp_feed(struct http_resp *r, struct arena *a, const char *in,
 
 /* see http.h */
 const char *
-http_header(const struct http_resp *r, const char *name)
+http_header(const struct http_head *r, const char *name)
 {
 	unsigned i;
 
@@ -697,7 +744,7 @@ http_send(struct http_conn *c, const struct sbuf *head, const void *body,
 
 /* see http.h */
 int
-http_read_head(struct http_conn *c, struct arena *a, struct http_resp *r)
+http_read_head(struct http_conn *c, struct arena *a, struct http_head *r)
 {
 	enum http_framing mode = HTTP_BODY_CLOSE;
 	size_t used;
@@ -710,7 +757,7 @@ http_read_head(struct http_conn *c, struct arena *a, struct http_resp *r)
 		return -E_INVAL;
 	http_resp_init(r, c->now);
 	for (;;) {
-		e = http_resp_feed(r, a, c->buf + c->pos, c->len - c->pos,
+		e = http_head_feed(r, a, c->buf + c->pos, c->len - c->pos,
 		    &used);
 		c->pos += used;
 		if (e != -E_PART)

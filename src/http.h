@@ -75,17 +75,20 @@ int	http_write_request(struct sbuf *sb, const char *method,
 int	http_write_connect(struct sbuf *sb, const char *host, unsigned port,
 	    const char *proxy_auth);
 
-/* A response head, filled by the head parser. Strings live in the arena
- * given to the parser. */
-struct http_resp {
-	int			 status;	/* 100..599 */
+/* A message head, response or request, filled by the head parser. Strings
+ * live in the arena given to the parser. */
+struct http_head {
+	int			 status;	/* 100..599; 0 in a request */
 	int			 minor;		/* HTTP/1.minor */
 	const char		*reason;
+	const char		*method;	/* requests: "GET", ... */
+	const char		*target;	/* requests: "/path?query" */
 	struct http_header	*hdrs;		/* as received, in order */
 	unsigned		 nhdrs;
 	/* Framing and hints taken from the headers. When Transfer-Encoding
-	 * and Content-Length come together, chunked wins and the length is
-	 * dropped (RFC 9112 section 6.3), and the connection is not reused. */
+	 * and Content-Length come together in a response, chunked wins and
+	 * the length is dropped (RFC 9112 section 6.3), and the connection is
+	 * not reused; in a request that is an error. */
 	long long		 content_length;	/* -1 when absent */
 	unsigned char		 chunked;
 	unsigned char		 close;		/* no reuse after this one */
@@ -97,12 +100,19 @@ struct http_resp {
 	size_t			 head_len, scan;
 	unsigned		 nlines;
 	int			 err;
-	unsigned char		 done;
+	unsigned char		 done, request;
 };
 
-/* Start a head. `now` (Unix seconds) turns a Retry-After date into
- * seconds; with now <= 0 dates give -1. */
-void	http_resp_init(struct http_resp *r, long long now);
+/* Start a response head. `now` (Unix seconds) turns a Retry-After date
+ * into seconds; with now <= 0 dates give -1. */
+void	http_resp_init(struct http_head *r, long long now);
+
+/* Start a request head, as a server reads it: "METHOD TARGET HTTP/1.x"
+ * with an origin-form target ("/..."), "*" for OPTIONS only; empty lines
+ * before it are skipped (RFC 9112 section 2.2). The server rules: no
+ * Content-Length with Transfer-Encoding, no Transfer-Encoding other than
+ * chunked, at most one Host; HTTP/1.0 closes unless it asks keep-alive. */
+void	http_req_init(struct http_head *r);
 
 /* Push parser. Consumes the complete lines of in[0..n) and sets *used;
  * the rest, a partial line, must come again at the start of the next
@@ -110,16 +120,17 @@ void	http_resp_init(struct http_resp *r, long long now);
  * between calls. LF alone ends a line too. Interim 1xx responses are
  * dropped with their headers; 101 is refused, as this client never asks
  * to switch protocols. Returns 0 at the end of the head (*used stops
- * there), -E_PART for more, -E_PROTO (bad status line, folded or malformed
- * header line, a control character, a Content-Length that is not a
- * number or that disagrees with another, a Transfer-Encoding other than
- * chunked), -E_LIMIT (more than HTTP_MAX_HEADERS headers or HTTP_MAX_HEAD
- * bytes) or -E_NOMEM. Errors are sticky. */
-int	http_resp_feed(struct http_resp *r, struct arena *a, const char *in,
+ * there), -E_PART for more, -E_PROTO (bad status or request line, folded
+ * or malformed header line, a control character, a Content-Length that is
+ * not a number or that disagrees with another, a Transfer-Encoding other
+ * than chunked, and the request rules of http_req_init), -E_LIMIT (more
+ * than HTTP_MAX_HEADERS headers or HTTP_MAX_HEAD bytes) or -E_NOMEM.
+ * Errors are sticky. */
+int	http_head_feed(struct http_head *r, struct arena *a, const char *in,
 	    size_t n, size_t *used);
 
 /* The value of the first header called `name` (any case), or NULL. */
-const char	*http_header(const struct http_resp *r, const char *name);
+const char	*http_header(const struct http_head *r, const char *name);
 
 enum http_framing {
 	HTTP_BODY_NONE,		/* HEAD, 204, 304, a tunnel */
@@ -189,10 +200,10 @@ int	http_send(struct http_conn *c, const struct sbuf *head,
  * idle keep-alive connection that the server dropped: safe to retry on a
  * new one), -E_PROTO when it closed within the head or for a 2xx to
  * CONNECT followed by early bytes, -E_LIMIT for a head line longer than
- * the buffer, http_resp_feed's errors, the transport's, or -E_INVAL when
+ * the buffer, http_head_feed's errors, the transport's, or -E_INVAL when
  * no request is waiting. Errors other than -E_INVAL are sticky. */
 int	http_read_head(struct http_conn *c, struct arena *a,
-	    struct http_resp *r);
+	    struct http_head *r);
 
 /* Read body bytes into buf[n], n > 0: bytes already buffered after the
  * head come first. Returns the count, 0 at the end of the body, or a

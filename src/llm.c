@@ -473,6 +473,8 @@ struct llm_client {
 	int			 status;
 	unsigned		 attempts;
 	int			 delivered;	/* output reached the sink */
+	int			 stale;		/* the attempt found its kept-
+						 * alive connection closed */
 	int			 timed_out;	/* the deadline ended llm_send */
 	const struct llm_sink	*user_sink;
 	char			 why[320];
@@ -609,7 +611,7 @@ connect_server(struct llm_client *cl)
 	if (cl->use_proxy && cl->url.https) {
 		struct http_io plain = { io_read, io_write, cl };
 		struct tls_conn *keep = cl->tls;
-		struct http_resp r;
+		struct http_head r;
 		struct sbuf sb;
 		struct arena_mark m = arena_mark(cl->perm);
 
@@ -639,8 +641,8 @@ connect_server(struct llm_client *cl)
 			if (ca == NULL)
 				return fail(cl, -E_TLS, "no CA bundle found: "
 				    "set ca_file");
-			if ((e = tls_anchors_load(cl->perm, ca, &cl->ta,
-			    NULL)) != 0)
+			if ((e = tls_anchors_shared(cl->perm, ca,
+			    &cl->ta)) != 0)
 				return fail(cl, e, "CA bundle %s: %s", ca,
 				    e == -E_PARSE ? "no certificates in it" :
 				    err_str(e));
@@ -736,7 +738,7 @@ attempt(struct llm_client *cl, struct arena *a, struct arena *tmp,
     struct llm_reply *r, int *again, long *wait_ms)
 {
 	struct llm_sink sink = { sink_text, sink_call, cl };
-	struct http_resp resp;
+	struct http_head resp;
 	struct dec *d = NULL;
 	char buf[4096];
 	long n;
@@ -745,6 +747,7 @@ attempt(struct llm_client *cl, struct arena *a, struct arena *tmp,
 	*again = 0;
 	*wait_ms = -1;
 	cl->status = 0;
+	cl->stale = 0;
 	if (cl->up && !http_conn_reusable(&cl->hc))
 		disconnect(cl);
 	if (!cl->up) {
@@ -763,7 +766,7 @@ attempt(struct llm_client *cl, struct arena *a, struct arena *tmp,
 		disconnect(cl);
 		*again = e != -E_NOMEM;
 		if (!fresh)	/* a kept-alive connection the server closed */
-			*wait_ms = 0;
+			*wait_ms = 0, cl->stale = e != -E_NOMEM;
 		return fail(cl, e, "%s: %s", cl->url.host, conn_why(cl, e));
 	}
 	cl->status = resp.status;
@@ -840,7 +843,7 @@ llm_send(struct llm_client *cl, struct arena *a, const struct llm_req *q,
 	struct json_writer w;
 	struct sbuf body, head;
 	struct arena tmp;
-	unsigned nh = 0, i;
+	unsigned nh = 0, i, restarted = 0;
 	char *auth = NULL;
 	long wait, backoff;
 	int e, again;
@@ -904,7 +907,14 @@ llm_send(struct llm_client *cl, struct arena *a, const struct llm_req *q,
 		}
 		if (e == 0 || !again || cl->delivered)
 			break;
-		if (i >= cl->c.retries) {
+		/* A connection the server closed while it was idle is no
+		 * failure of the server's: once more at once on a new one,
+		 * whatever retries says. */
+		if (cl->stale && !restarted) {
+			restarted = 1;
+			continue;
+		}
+		if (i - restarted >= cl->c.retries) {
 			size_t k = strlen(cl->why);
 
 			if (i > 0)
@@ -976,4 +986,23 @@ unsigned
 llm_attempts(const struct llm_client *cl)
 {
 	return cl->attempts;
+}
+
+/* see llm.h */
+int
+llm_preload_anchors(struct arena *perm, const char *ca_file, char *why,
+    size_t whylen)
+{
+	const char *ca = ca_file != NULL ? ca_file : tls_default_ca();
+	struct tls_anchors *ta;
+	int e;
+
+	if (ca == NULL) {
+		snprintf(why, whylen, "no CA bundle found: set ca_file");
+		return -E_TLS;
+	}
+	if ((e = tls_anchors_shared(perm, ca, &ta)) != 0)
+		snprintf(why, whylen, "CA bundle %s: %s", ca, e == -E_PARSE ?
+		    "no certificates in it" : err_str(e));
+	return e;
 }

@@ -182,6 +182,13 @@ struct llm_client;
  * or proxy setting makes every llm_send fail with the reason in llm_why. */
 struct llm_client *llm_client_new(struct arena *perm, const struct llm_conf *c);
 
+/* Load the trust anchors of ca_file (NULL: the system bundle) into perm
+ * now, for every client made later in this process and in its forked
+ * children: a server loads them once, not per turn. Returns 0, or -E_*
+ * with the reason in why. */
+int	llm_preload_anchors(struct arena *perm, const char *ca_file, char *why,
+	    size_t whylen);
+
 /* Send q and assemble the reply into *r (strings in `a`). Streamed text
  * goes to sink as it arrives. Retries 429/502/503/529 and failed
  * connections with backoff (Retry-After honoured) only while nothing has

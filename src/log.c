@@ -63,6 +63,7 @@ err_str(int e)
 		[E_PART] = "incomplete input",
 		[E_NOENT] = "not found",
 		[E_INVAL] = "invalid argument",
+		[E_BUSY] = "in use by another process",
 	};
 
 	if (e < 0)

@@ -13,6 +13,7 @@
 #include "cfg.h"
 #include "cmd.h"
 #include "help.h"
+#include "helpz.h"
 #include "log.h"
 #include "skill.h"
 
@@ -22,17 +23,19 @@ struct applet {
 	const char	*name;
 	int		(*fn)(int, char **);
 	const char	*summary;
-	const char	*help;
+	unsigned	 help;		/* which text of help_lz */
 };
 
 /* Sorted by name. */
 static const struct applet applets[] = {
+	{ "answer", cmd_answer, SUMMARY_ANSWER, HELP_ANSWER },
 	{ "chat", cmd_chat, SUMMARY_CHAT, HELP_CHAT },
 	{ "config", cmd_config, SUMMARY_CONFIG, HELP_CONFIG },
 	{ "exec", cmd_exec, SUMMARY_EXEC, HELP_EXEC },
 	{ "llm", cmd_llm, SUMMARY_LLM, HELP_LLM },
 	{ "run", cmd_run, SUMMARY_RUN, HELP_RUN },
 	{ "sandbox", cmd_sandbox, SUMMARY_SANDBOX, HELP_SANDBOX },
+	{ "serve", cmd_serve, SUMMARY_SERVE, HELP_SERVE },
 	{ "session", cmd_session, SUMMARY_SESSION, HELP_SESSION },
 	{ "skills", cmd_skills, SUMMARY_SKILLS, HELP_SKILLS },
 	{ "version", cmd_version, SUMMARY_VERSION, HELP_VERSION },
@@ -82,9 +85,18 @@ cmd_help(const char *name)
 {
 	const struct applet *a = find(name);
 
+	char *t, *p;
+	unsigned i;
+
 	if (a == NULL)
 		return cmd_usage(NULL, "no applet '%s'", name);
-	fputs(a->help, stdout);
+	if ((t = arena_alloc(&app.perm, help_lz_LEN)) == NULL ||
+	    str_unpack(help_lz, sizeof(help_lz), t, help_lz_LEN) !=
+	    help_lz_LEN)
+		return cmd_nomem("unpacking the help");
+	for (p = t, i = 0; i < a->help; i++)
+		p += strlen(p) + 1;
+	fputs(p, stdout);
 	return EXIT_OK;
 }
 

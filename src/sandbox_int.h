@@ -38,6 +38,19 @@ int	sbx_landlock_restrict(int rs);
  * it reaches nothing outside). Needs no_new_privs. Returns 0 or -errno. */
 int	sbx_seccomp_apply(int cut_net, int cut_unix);
 
+/* One classic BPF instruction (struct sock_filter's layout). */
+struct sbx_bpf {
+	uint16_t	code;
+	uint8_t		jt, jf;
+	uint32_t	k;
+};
+#define SBX_BPF_MAX	80
+
+/* The filter sbx_seccomp_apply installs, into f[SBX_BPF_MAX]; the unit
+ * tests run it on every arch, qemu-user included, where it cannot be
+ * installed. Returns its length, 0 for an arch without a filter. */
+unsigned sbx_seccomp_build(struct sbx_bpf *f, int cut_net, int cut_unix);
+
 /* Output capture: the first half of cap bytes and the last half kept, a
  * marker between when more came. buf holds cap + SBX_MARK_MAX + 1. */
 #define SBX_MARK_MAX	48

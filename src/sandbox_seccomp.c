@@ -28,6 +28,8 @@
 #define AUDIT_ARCH	0x40000028u
 #elif defined(__mips__) && defined(__MIPSEL__) && _MIPS_SIM == _ABIO32
 #define AUDIT_ARCH	0x40000008u
+#elif defined(__mips__) && defined(__MIPSEB__) && _MIPS_SIM == _ABIO32
+#define AUDIT_ARCH	0x00000008u	/* EM_MIPS without the LE bit */
 #elif defined(__riscv) && __riscv_xlen == 64
 #define AUDIT_ARCH	0xc00000f3u
 #else
@@ -47,19 +49,18 @@
 #define RET			0x06	/* BPF_RET | BPF_K */
 #define OFF_NR			0
 #define OFF_ARCH		4
-#define OFF_ARG0		16	/* low word: every target is LE */
+/* The low word of the first argument, a 64-bit field at offset 16. */
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define OFF_ARG0		20
+#else
+#define OFF_ARG0		16
+#endif
 #define CLONE_NEW_ANY		0x7e020000u	/* NEWNS CGROUP UTS IPC USER
 						 * PID NET */
 
-struct bpf_insn {
-	uint16_t	code;
-	uint8_t		jt, jf;
-	uint32_t	k;
-};
-
 struct bpf_prog {
 	unsigned short	 len;
-	struct bpf_insn	*filter;
+	struct sbx_bpf	*filter;
 };
 
 static const unsigned short deny[] = {
@@ -88,7 +89,7 @@ static const unsigned short deny[] = {
 };
 
 static void
-put(struct bpf_insn *f, unsigned *n, uint16_t code, uint32_t k, unsigned jt,
+put(struct sbx_bpf *f, unsigned *n, uint16_t code, uint32_t k, unsigned jt,
     unsigned jf)
 {
 	f[*n].code = code;
@@ -98,12 +99,12 @@ put(struct bpf_insn *f, unsigned *n, uint16_t code, uint32_t k, unsigned jt,
 	(*n)++;
 }
 
+_Static_assert(ARRAY_LEN(deny) + 24 <= SBX_BPF_MAX, "SBX_BPF_MAX too small");
+
 /* see sandbox_int.h */
-int
-sbx_seccomp_apply(int cut_net, int cut_unix)
+unsigned
+sbx_seccomp_build(struct sbx_bpf *f, int cut_net, int cut_unix)
 {
-	struct bpf_insn f[ARRAY_LEN(deny) + 24];
-	struct bpf_prog prog = { 0, f };
 	unsigned n = 0, i, nd = ARRAY_LEN(deny), fam = cut_net || cut_unix;
 	/* After the checks: allow, eperm, enosys, then the clone flags
 	 * (4 instructions) and the socket family block. */
@@ -112,7 +113,7 @@ sbx_seccomp_apply(int cut_net, int cut_unix)
 	unsigned sock = clone + 4;
 
 	if (AUDIT_ARCH == 0)
-		return -ENOSYS;
+		return 0;
 	put(f, &n, LD_ABS, OFF_ARCH, 0, 0);
 	put(f, &n, JEQ, AUDIT_ARCH, 1, 0);
 	put(f, &n, RET, RET_KILL_PROCESS, 0, 0);
@@ -143,7 +144,19 @@ sbx_seccomp_apply(int cut_net, int cut_unix)
 		put(f, &n, RET, RET_ALLOW, 0, 0);
 		put(f, &n, RET, cut_net ? RET_ERRNO | EACCES : RET_ALLOW, 0, 0);
 	}
-	prog.len = (unsigned short)n;
+	return n;
+}
+
+/* see sandbox_int.h */
+int
+sbx_seccomp_apply(int cut_net, int cut_unix)
+{
+	struct sbx_bpf f[SBX_BPF_MAX];
+	struct bpf_prog prog = { 0, f };
+
+	if ((prog.len = (unsigned short)sbx_seccomp_build(f, cut_net,
+	    cut_unix)) == 0)
+		return -ENOSYS;
 	if (prctl(PR_SET_SECCOMP, 2 /* SECCOMP_MODE_FILTER */, &prog, 0, 0))
 		return -errno;
 	return 0;

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "fm.h"
+#include "hook.h"
 #include "str.h"
 
 static const char *const deffiles[] = { "SKILL.md", "skill.md", "oskill.md" };
@@ -139,8 +140,11 @@ name_rule(const char *s, size_t n, size_t *len, const char **bad)
 			return "name-chars";
 		}
 	}
-	if (s[0] == '-' || s[n - 1] == '-' || memmem(s, n, "--", 2) != NULL)
+	if (s[0] == '-' || s[n - 1] == '-')
 		return "name-hyphen";
+	for (i = 1; i < n; i++)		/* musl's memmem costs 900 bytes */
+		if (s[i] == '-' && s[i - 1] == '-')
+			return "name-hyphen";
 	return NULL;
 }
 
@@ -342,9 +346,12 @@ from_fm(struct parse *p, struct skill *sk, const struct fm_node *root,
     const char *folder)
 {
 	static const char *const spec[] = { "allowed-tools", "compatibility",
-	    "description", "license", "metadata", "name" };
+	    "description", "license", "metadata", "name", "approve", "hooks" };
 	const struct fm_node *nd, *k;
+	struct hook_rules hr;
+	char why[160];
 	size_t len;
+	unsigned line;
 	int commas = 0;
 
 	for (k = root->kids; k != NULL; k = k->next) {
@@ -448,6 +455,8 @@ from_fm(struct parse *p, struct skill *sk, const struct fm_node *root,
 		if ((k = fm_get(nd, "triggers")) != NULL &&
 		    (k->kind == FM_SCALAR || is_scalar_list(k)))
 			sk->triggers = join(p, k, ", ");
+		if ((k = fm_get(nd, "actions")) != NULL && k->kind == FM_SCALAR)
+			sk->actions = arena_strndup(p->a, k->s, k->n);
 	}
 
 	if ((nd = fm_get(root, "allowed-tools")) != NULL &&
@@ -476,6 +485,15 @@ from_fm(struct parse *p, struct skill *sk, const struct fm_node *root,
 	if ((nd = fm_get(root, "user-invocable")) != NULL &&
 	    nd->kind == FM_SCALAR && strcmp(nd->s, "false") == 0)
 		sk->flags |= SKILL_NOT_USER;
+	/* skillbox's own: approvals and hooks guard the skill, so a skill
+	 * whose rules are wrong (or need hooks this build lacks) does not
+	 * load. They are read again when the skill is used. */
+	if (fm_get(root, "approve") != NULL || fm_get(root, "hooks") != NULL) {
+		sk->flags |= SKILL_GATED;
+		if (hook_rules_fm(p->tmp, root, ".", &hr, &line, why,
+		    sizeof(why)) == -E_INVAL)
+			issue(p, K_FATAL, line, "hooks", "%s", why);
+	}
 	return 0;
 }
 
@@ -498,6 +516,22 @@ title_norm(const char *s, size_t n, char *out, size_t max)
 		out[o++] = s[i] == ' ' || s[i] == '_' ? '-' :
 		    (s[i] >= 'A' && s[i] <= 'Z' ? s[i] - 'A' + 'a' : s[i]);
 	out[o] = '\0';
+}
+
+/* Is the line [c, nl) a Markdown heading? Its title, normalized, in t. */
+static int
+heading(const char *c, const char *nl, char *t, size_t max)
+{
+	const char *h;
+
+	if (c == nl || *c != '#')
+		return 0;
+	for (h = c; h < nl && *h == '#'; h++)
+		;
+	while (h < nl && *h == ' ')
+		h++;
+	title_norm(h, (size_t)(nl - h), t, max);
+	return 1;
 }
 
 /* A list section ("- a", "* b", "a, b") into a space-separated string. */
@@ -541,7 +575,7 @@ from_oskill(struct parse *p, struct skill_osk *o, const char *text, size_t n,
 		{ .title = "allowed-prep-skills" }, { .title = "session" },
 	};
 	struct osk_sec *cur = NULL;
-	const char *c = text, *e = text + n, *nl, *h;
+	const char *c = text, *e = text + n, *nl;
 	char t[32];
 	size_t i;
 
@@ -549,16 +583,11 @@ from_oskill(struct parse *p, struct skill_osk *o, const char *text, size_t n,
 	for (; c < e; c = nl + 1, line++) {
 		if ((nl = memchr(c, '\n', (size_t)(e - c))) == NULL)
 			nl = e;
-		if (*c != '#') {
+		if (!heading(c, nl, t, sizeof(t))) {
 			if (cur != NULL)
 				cur->n = (size_t)(nl - cur->p) + (nl < e);
 			continue;
 		}
-		for (h = c; h < nl && *h == '#'; h++)
-			;
-		while (h < nl && *h == ' ')
-			h++;
-		title_norm(h, (size_t)(nl - h), t, sizeof(t));
 		cur = NULL;
 		for (i = 0; i < ARRAY_LEN(sec); i++)
 			if (strcmp(t, sec[i].title) == 0) {
@@ -611,6 +640,27 @@ from_oskill(struct parse *p, struct skill_osk *o, const char *text, size_t n,
 			    "session is neither 'loop' nor 'sop': SOP is used");
 	}
 	return 0;
+}
+
+/* see skill.h */
+struct str
+skill_osk_section(const char *body, const char *title)
+{
+	const char *c = body, *nl, *start = NULL;
+	char t[32];
+
+	for (; *c != '\0'; c = *nl != '\0' ? nl + 1 : nl) {
+		if ((nl = strchr(c, '\n')) == NULL)
+			nl = c + strlen(c);
+		if (!heading(c, nl, t, sizeof(t)))
+			continue;
+		if (start != NULL)
+			return str_trim((struct str){ start, (size_t)(c - start) });
+		if (strcmp(t, title) == 0)
+			start = *nl != '\0' ? nl + 1 : nl;
+	}
+	return start != NULL ? str_trim((struct str){ start,
+	    (size_t)(c - start) }) : (struct str){ NULL, 0 };
 }
 
 /* Is `path` (resolved) inside `root` (resolved)? */
@@ -906,18 +956,18 @@ keep(struct walk *w, const struct skill_osk *o)
 {
 	const struct skill *s = &o->sk;
 	int osk = (s->flags & SKILL_OSKILL) != 0, share, i;
-	const char *src[8] = { s->dir, s->name, s->description, s->triggers,
+	const char *src[9] = { s->dir, s->name, s->description, s->triggers,
 	    s->default_action, s->allowed_tools, osk ? o->allowed : NULL,
-	    osk ? o->prep : NULL };
-	size_t hdr = osk ? sizeof(*o) : sizeof(*s), len[8], total = hdr;
+	    osk ? o->prep : NULL, s->actions };
+	size_t hdr = osk ? sizeof(*o) : sizeof(*s), len[9], total = hdr;
 	const char *base = base_name(s->dir);
 	struct skill_osk *k;
-	const char **dst[8];
+	const char **dst[9];
 	char *c;
 	int e;
 
 	share = strcmp(base, s->name) == 0;	/* the usual case */
-	for (i = 0; i < 8; i++) {
+	for (i = 0; i < 9; i++) {
 		len[i] = src[i] != NULL && !(i == 1 && share) ?
 		    strlen(src[i]) + 1 : 0;
 		total += len[i];
@@ -933,7 +983,8 @@ keep(struct walk *w, const struct skill_osk *o)
 	dst[5] = &k->sk.allowed_tools;
 	dst[6] = osk ? &k->allowed : NULL;
 	dst[7] = osk ? &k->prep : NULL;
-	for (c = (char *)k + hdr, i = 0; i < 8; c += len[i], i++)
+	dst[8] = &k->sk.actions;
+	for (c = (char *)k + hdr, i = 0; i < 9; c += len[i], i++)
 		if (len[i] > 0)
 			*dst[i] = memcpy(c, src[i], len[i]);
 	if (share)

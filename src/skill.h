@@ -14,6 +14,7 @@
 
 #include "arena.h"
 #include "base.h"
+#include "str.h"
 
 #define SKILL_NAME_MAX		64		/* characters (code points) */
 #define SKILL_DESC_MAX		1024		/* characters */
@@ -36,6 +37,8 @@ enum skill_flag {
 	SKILL_OSK_ALLOWED	= 1 << 5,	/* oskill: Allowed-Skills present */
 	SKILL_OSK_PREP		= 1 << 6,	/* oskill: Allowed-Prep-Skills present */
 	SKILL_OSK_LOOP		= 1 << 7,	/* oskill: Session: loop (else SOP) */
+	SKILL_GATED		= 1 << 8,	/* front-matter approve: or hooks:
+						 * (hook.c reads them when used) */
 };
 
 /* What the catalog keeps of a skill, in one block: the struct, then its
@@ -46,6 +49,8 @@ struct skill {
 	const char	*dir;		/* the skill folder, as found */
 	const char	*triggers;	/* comma-separated, or NULL */
 	const char	*default_action;/* script path relative to dir, or NULL */
+	const char	*actions;	/* metadata.actions: "SCRIPT: trigger,
+					 * trigger; SCRIPT: ...", or NULL */
 	const char	*allowed_tools;	/* space-separated, or NULL */
 	unsigned	 flags;
 	unsigned short	 root;		/* index of the root dir it came from */
@@ -61,6 +66,11 @@ struct skill_osk {
 
 /* The oskill lists of sk, or NULL when sk is not an orchestration skill. */
 const struct skill_osk *skill_osk(const struct skill *sk);
+
+/* The text of an oskill.md section (title normalized as the loader does:
+ * "allowed-skills"), trimmed, pointing into body; {NULL, 0} when absent.
+ * Any heading ends a section. */
+struct str skill_osk_section(const char *body, const char *title);
 
 /* Severity of a finding: an error makes `validate` fail; a fatal finding
  * also keeps the lenient loader from loading the skill. */

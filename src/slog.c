@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -49,8 +50,9 @@ slog_mkdirs(char *p)
 /* see slog.h */
 int
 slog_open(struct slog *s, struct arena *a, const char *dir, const char *name,
-    int create)
+    int mode)
 {
+	struct stat st;
 	char *d;
 
 	memset(s, 0, sizeof(*s));
@@ -61,16 +63,24 @@ slog_open(struct slog *s, struct arena *a, const char *dir, const char *name,
 	    (s->path = arena_printf(a, "%s/%s.jsonl", d, name)) == NULL ||
 	    (s->name = arena_strdup(a, name)) == NULL)
 		return -E_NOMEM;
-	if (create && slog_mkdirs(d) != 0) {
+	if (mode == SLOG_CREATE && slog_mkdirs(d) != 0) {
 		s->err_no = errno;
 		return -E_IO;
 	}
-	s->fd = open(s->path, O_RDWR | O_APPEND | O_CLOEXEC |
-	    (create ? O_CREAT : 0), 0600);
+	s->fd = open(s->path, (mode == SLOG_READ ? O_RDONLY : O_RDWR |
+	    O_APPEND) | O_CLOEXEC | (mode == SLOG_CREATE ? O_CREAT : 0), 0600);
 	if (s->fd < 0) {
 		s->err_no = errno;
 		return errno == ENOENT ? -E_NOENT : -E_IO;
 	}
+	if ((mode != SLOG_READ && flock(s->fd, LOCK_EX | LOCK_NB) != 0) ||
+	    fstat(s->fd, &st) != 0) {
+		s->err_no = errno;
+		close(s->fd);
+		s->fd = -1;
+		return s->err_no == EWOULDBLOCK ? -E_BUSY : -E_IO;
+	}
+	s->off = st.st_size;
 	return 0;
 }
 
@@ -100,7 +110,8 @@ slog_append(struct slog *s, const char *json, size_t n)
 		if (w > 0)
 			(void)!write(s->fd, "\n", 1);
 		e = s->err = -E_IO;
-	}
+	} else
+		s->off += w;
 	if (buf != small)
 		mem_free(buf);
 	return e;
@@ -128,8 +139,8 @@ slog_close(struct slog *s)
 
 /* see slog.h */
 int
-slog_replay(struct slog *s, struct arena *a, slog_fn fn, void *ctx,
-    int *torn, unsigned *bad)
+slog_replay(struct slog *s, long long from, struct arena *a, slog_fn fn,
+    void *ctx, int *torn, unsigned *bad)
 {
 	struct sbuf line;
 	struct json_doc d;
@@ -140,7 +151,7 @@ slog_replay(struct slog *s, struct arena *a, slog_fn fn, void *ctx,
 
 	*torn = 0;
 	*bad = 0;
-	if (lseek(s->fd, 0, SEEK_SET) < 0)
+	if (lseek(s->fd, from, SEEK_SET) < 0)
 		return -E_IO;
 	sbuf_init(&line, NULL, SLOG_LINE_MAX);
 	while (e == 0 && (r = read(s->fd, buf, sizeof(buf))) > 0) {
@@ -244,5 +255,62 @@ slog_remove(struct arena *a, const char *dir, const char *name)
 		return -E_NOMEM;
 	if (unlink(p) != 0)
 		return errno == ENOENT ? -E_NOENT : -E_IO;
+	if ((p = arena_printf(a, "%s.ckpt", p)) != NULL)
+		(void)unlink(p);
 	return 0;
+}
+
+/* see slog.h */
+int
+slog_ckpt_write(struct slog *s, struct arena *a, long long off,
+    const char *text)
+{
+	char *p, *tmp, *line;
+	int fd, ok;
+
+	if ((p = arena_printf(a, "%s.ckpt", s->path)) == NULL ||
+	    (tmp = arena_printf(a, "%s.tmp", p)) == NULL ||
+	    (line = arena_printf(a, "%lld %s\n", off, text)) == NULL)
+		return -E_IO;
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
+	    O_NOFOLLOW, 0600)) < 0)
+		return -E_IO;
+	ok = write(fd, line, strlen(line)) == (ssize_t)strlen(line) &&
+	    fsync(fd) == 0;
+	ok = close(fd) == 0 && ok;
+	if (!ok || rename(tmp, p) != 0) {
+		unlink(tmp);
+		return -E_IO;
+	}
+	return 0;
+}
+
+/* see slog.h */
+long long
+slog_ckpt_read(struct slog *s, struct arena *a, const char *head,
+    const char **text)
+{
+	char buf[128], got[64], *end, *p;
+	size_t hl = strlen(head);
+	long long off;
+	ssize_t n;
+	int fd;
+
+	if (hl > sizeof(got) || (p = arena_printf(a, "%s.ckpt", s->path)) ==
+	    NULL || (fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || buf[n - 1] != '\n')
+		return 0;
+	buf[n - 1] = '\0';
+	errno = 0;
+	off = strtoll(buf, &end, 10);
+	if (errno != 0 || end == buf || *end != ' ' || off <= 0 ||
+	    off >= s->off || pread(s->fd, got, 1, off - 1) != 1 ||
+	    got[0] != '\n' || pread(s->fd, got, hl, off) != (ssize_t)hl ||
+	    memcmp(got, head, hl) != 0 || (*text = arena_strdup(a, end +
+	    1)) == NULL)
+		return 0;
+	return off;
 }

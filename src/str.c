@@ -296,3 +296,29 @@ str_ctl_clean(char *s, size_t n)
 		}
 	}
 }
+
+/* see str.h */
+size_t
+str_unpack(const unsigned char *in, size_t n, char *out, size_t cap)
+{
+	size_t i, o = 0, len, d;
+
+	for (i = 0; i < n; i++) {
+		if (in[i] < 0x80) {
+			if (o == cap)
+				break;
+			out[o++] = (char)in[i];
+			continue;
+		}
+		if (i + 1 == n)
+			break;
+		len = ((in[i] >> 4) & 7) + 3;
+		d = ((size_t)(in[i] & 15) << 8 | in[i + 1]) + 1;
+		i++;
+		if (d > o || len > cap - o)
+			break;
+		for (; len > 0; len--, o++)
+			out[o] = out[o - d];
+	}
+	return o;
+}

@@ -48,6 +48,11 @@ int	str_is_utf8(const char *s, size_t n);
  * retitle the window or fake a prompt. */
 void	str_ctl_clean(char *s, size_t n);
 
+/* Unpack text packed by tools/lzpack (the format is described there) into
+ * out[cap]. Returns the bytes unpacked; a copy that reaches before the
+ * start or past cap ends it early. */
+size_t	str_unpack(const unsigned char *in, size_t n, char *out, size_t cap);
+
 /* A plain decimal: "12", "0.25", ".5" (digits and at most one point; no
  * sign or exponent), as timeouts and prices are written. 0, or -1 when s
  * is not one. Needs no strtod, so no float scanner in the binary. */

@@ -22,6 +22,13 @@ struct tls_conn;
 int	tls_anchors_load(struct arena *a, const char *path,
 	    struct tls_anchors **out, unsigned *count);
 
+/* The same, loaded once per process: the first bundle loaded this way is
+ * kept (in `perm`, which must live as long as the process) and given
+ * again for the same path, so the model client, a server's workers and
+ * https hooks parse it once. Another path is loaded each time. */
+int	tls_anchors_shared(struct arena *perm, const char *path,
+	    struct tls_anchors **out);
+
 /* Anchor i (a const br_x509_trust_anchor *, for tests that hold BearSSL's
  * header), or NULL past the last. */
 const void *tls_anchor_at(const struct tls_anchors *ta, size_t i);
@@ -53,5 +60,54 @@ int	tls_error(const struct tls_conn *t);
 
 /* The time certificate checks use (seconds since 1970). */
 long long tls_check_time(void);
+
+/* --- the server side (skillbox serve), built with SERVE_TLS=1
+ *
+ * One certificate chain and its key, loaded once; then one tls_srv per
+ * connection over a non-blocking socket, driven by the caller's poll(). */
+struct tls_cred;
+struct tls_srv;
+
+/* Load a PEM chain (leaf first, at most 8) and a PEM private key: EC
+ * (P-256/384/521) or RSA, as SEC1, PKCS#1 or unencrypted PKCS#8; the key
+ * must belong to the leaf. 0, or -E_* with the reason in why[wn]. */
+int	tls_cred_load(struct arena *a, const char *cert, const char *key,
+	    struct tls_cred **out, char *why, size_t wn);
+
+/* The kind of a DER private key as tls_cred_load reads it: 2 EC, 1 RSA
+ * (BearSSL's BR_KEYTYPE_*), 0 none it can use. For tests. */
+int	tls_key_kind(const void *der, size_t n);
+
+/* "RSA", "EC P-256", ... for the log. */
+const char *tls_cred_kind(const struct tls_cred *cr);
+
+/* Forget the key (a forked worker has no use for it). */
+void	tls_cred_wipe(struct tls_cred *cr);
+
+/* Bytes a connection needs (about 24 KiB: one 16 KiB record in). */
+size_t	tls_srv_size(void);
+
+/* Make t (tls_srv_size() bytes) ready for a new client's handshake. */
+void	tls_srv_start(struct tls_srv *t, const struct tls_cred *cr);
+
+/* Read plaintext, handshaking first as needed: >0 bytes, 0 nothing yet
+ * (the socket would block), -1 the connection is over, -2 the client
+ * speaks plain HTTP (its first byte is a capital letter). */
+long	tls_srv_read(struct tls_srv *t, int fd, void *buf, size_t n);
+
+/* Take up to n bytes of plaintext and send what records it can: the bytes
+ * taken (0 when the socket is full), or -1 when the connection is over. */
+long	tls_srv_write(struct tls_srv *t, int fd, const void *buf, size_t n);
+
+/* Records wait for the socket (poll for POLLOUT); plaintext waits to be
+ * read without the socket being readable. */
+int	tls_srv_unsent(const struct tls_srv *t);
+int	tls_srv_pending(const struct tls_srv *t);
+
+/* Send close_notify, as far as the socket takes it now. */
+void	tls_srv_close(struct tls_srv *t, int fd);
+
+/* Why the connection failed, in words; NULL when the client just left. */
+const char *tls_srv_why(struct tls_srv *t);
 
 #endif

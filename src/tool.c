@@ -1,4 +1,5 @@
-/* tool.c - the built-in tools. Schemas are fixed strings; handlers parse
+/* tool.c - the built-in tools. Schemas are fixed texts (tool_defs.h,
+ * packed into the binary); handlers parse
  * their arguments strictly and answer bad ones with an error the model can
  * read and correct. */
 #include "tool.h"
@@ -16,76 +17,47 @@
 #include "json.h"
 #include "str.h"
 
-#define OBJ(props, req) "{\"type\":\"object\",\"properties\":{" props \
-	"},\"required\":[" req "],\"additionalProperties\":false}"
-#define STRP(n, d) "\"" n "\":{\"type\":\"string\",\"description\":\"" d "\"}"
-#define SKILLP STRP("skill", "Skill name; defaults to your own skill.")
+/* The texts, packed at build time (tool_defs.h, tools/mktooldefs.c):
+ * for each tool its name, description and parameters, each ended by NUL
+ * (an empty parameters text: built at run time). */
+#include "tooldefs_lz.h"
 
-static const struct {
+/* see tool.h */
+const char tool_no_net_note[] = "note: this skill has no network (its "
+    "allowed-tools has no WebFetch): a failed connection or name lookup "
+    "is the sandbox, not the network";
+
+static struct {
 	const char *name, *desc, *params;
-} defs[T__COUNT] = {
-	[T_RUN_COMMAND_LINE] = { "run_command_line",
-	    "Run a shell command line in the skill folder, confined by the "
-	    "sandbox (default timeout 30 s). Say why in reason.",
-	    OBJ(STRP("reason", "Why this command is needed.") ","
-	    STRP("commandLine", "The shell command line.") "," SKILLP,
-	    "\"reason\",\"commandLine\"") },
-	[T_LOAD_SKILL_RESOURCES] = { "load_skill_resources",
-	    "Read a Markdown file from the skill's references/ folder; "
-	    "without a path, list them.",
-	    OBJ(STRP("path", "File under references/, e.g. guide.md.") ","
-	    SKILLP, "") },
-	[T_READ_SKILL_FILE] = { "read_skill_file",
-	    "Read a file inside a skill folder.",
-	    OBJ(STRP("path", "Path relative to the skill folder.") "," SKILLP,
-	    "\"path\"") },
-	[T_LIST_SKILL_FILES] = { "list_skill_files",
-	    "List the files of a skill folder.", OBJ(SKILLP, "") },
-	[T_RUN_SKILL_SCRIPT] = { "run_skill_script",
-	    "Run one of the skill's scripts in the sandbox. The input JSON "
-	    "reaches it on stdin and in SKILL_INPUT; JSON on its stdout is "
-	    "returned as structured output.",
-	    OBJ(STRP("script", "Path relative to the skill folder, e.g. "
-	    "scripts/overview.sh.") ",\"args\":{\"type\":\"array\",\"items\":"
-	    "{\"type\":\"string\"},\"description\":\"Arguments.\"},"
-	    "\"input\":{\"description\":\"JSON input for the script.\"},"
-	    SKILLP, "\"script\"") },
-	[T_LIST_SKILLS] = { "list_skills",
-	    "List the available skills with their descriptions.",
-	    OBJ(STRP("query", "Only skills whose name or description "
-	    "contains this.") , "") },
-	[T_ACTIVATE_SKILL] = { "activate_skill",
-	    "Load a skill's full instructions and its list of files.",
-	    NULL },
-	[T_WRITE_FILE] = { "write_file",
-	    "Write a text file in the workspace (replaces it whole).",
-	    OBJ(STRP("path", "Path relative to the workspace.") ","
-	    STRP("content", "The file's content."), "\"path\",\"content\"") },
-	[T_READ_FILE] = { "read_file", "Read a file from the workspace.",
-	    OBJ(STRP("path", "Path relative to the workspace."), "\"path\"") },
-	[T_LIST_WORKSPACE_FILES] = { "list_workspace_files",
-	    "List the files in the workspace.", OBJ("", "") },
-	[T_GET_FILE_INFO] = { "get_file_info",
-	    "Size, type and modification time of a workspace file.",
-	    OBJ(STRP("path", "Path relative to the workspace."), "\"path\"") },
-	[T_CREATE_SKILL] = { "create_skill",
-	    "Create a new skill (validated) from a name, a description and "
-	    "instructions.",
-	    OBJ(STRP("name", "Lowercase letters, digits and hyphens.") ","
-	    STRP("description", "What it does and when to use it.") ","
-	    STRP("instructions", "The Markdown body of SKILL.md.") ","
-	    STRP("allowed_tools", "Space-separated, e.g. Read Bash."),
-	    "\"name\",\"description\",\"instructions\"") },
-	[T_HAND_BACK] = { "hand_back",
-	    "Finish your part and hand the result back to the agent that "
-	    "asked.",
-	    OBJ(STRP("result", "What you found or did, for the other agent."),
-	    "\"result\"") },
-};
+} defs[T__COUNT];
+
+/* Unpack the texts once; they stay for the process. */
+static void
+defs_load(void)
+{
+	static char text[tool_lz_LEN];
+	const char *p = text, *end = text + tool_lz_LEN;
+	unsigned i;
+
+	if (defs[0].name != NULL)
+		return;
+	if (str_unpack(tool_lz, sizeof(tool_lz), text, sizeof(text)) !=
+	    sizeof(text))
+		abort();	/* the build made them: cannot happen */
+	for (i = 0; i < T__COUNT && p < end; i++) {
+		defs[i].name = p;
+		p += strlen(p) + 1;
+		defs[i].desc = p;
+		p += strlen(p) + 1;
+		defs[i].params = *p != '\0' ? p : NULL;
+		p += strlen(p) + 1;
+	}
+}
 
 void
 tool_def(enum tool_id id, struct llm_tool *t)
 {
+	defs_load();
 	t->name = defs[id].name;
 	t->description = defs[id].desc;
 	t->params = defs[id].params;
@@ -125,6 +97,7 @@ tool_def_activate(struct arena *a, const struct skill_reg *reg,
 	json_end_obj(&w);
 	if (json_writer_err(&w) != 0)
 		return -E_NOMEM;
+	defs_load();
 	t->name = defs[T_ACTIVATE_SKILL].name;
 	t->description = defs[T_ACTIVATE_SKILL].desc;
 	t->params = sb.p;
@@ -136,6 +109,7 @@ tool_find(const char *name)
 {
 	int i;
 
+	defs_load();
 	for (i = 0; i < T__COUNT; i++)
 		if (strcmp(defs[i].name, name) == 0)
 			return i;
@@ -446,9 +420,7 @@ run_result(struct call *c, const struct sbx_policy *p,
 	}
 	if ((r->status != 0 || r->signal) && !(p->perms & SBX_NET)) {
 		json_key(&w, "sandbox");
-		json_put_str(&w, "note: this skill has no network (its "
-		    "allowed-tools has no WebFetch): a failed connection or "
-		    "name lookup is the sandbox, not the network");
+		json_put_str(&w, tool_no_net_note);
 	}
 	json_end_obj(&w);
 	if (json_writer_err(&w) != 0)
@@ -911,6 +883,7 @@ tool_call(const struct tool_env *env, struct arena *a, enum tool_id id,
 
 	memset(out, 0, sizeof(*out));
 	memset(&c, 0, sizeof(c));
+	defs_load();
 	c.env = env;
 	c.a = a;
 	c.out = out;
@@ -943,11 +916,15 @@ tool_call(const struct tool_env *env, struct arena *a, enum tool_id id,
 	case T_LIST_WORKSPACE_FILES: e = t_list_ws(&c); break;
 	case T_GET_FILE_INFO: e = t_file_info(&c); break;
 	case T_CREATE_SKILL: e = t_create_skill(&c); break;
-	case T_HAND_BACK: {
-		const char *r = arg(&c, "result");
+	case T_HAND_BACK:
+	case T_FINAL_ANSWER:
+	case T_CANNOT_COMPLETE: {
+		const char *k = id == T_HAND_BACK ? "result" :
+		    id == T_FINAL_ANSWER ? "answer" : "reason";
+		const char *r = arg(&c, k);
 
 		e = r != NULL ? reply(&c, 0, "%s", r) :
-		    reply(&c, 1, "'result' is required");
+		    reply(&c, 1, "'%s' is required", k);
 		break;
 	}
 	default:

@@ -14,11 +14,15 @@
 
 #define TOOL_FILE_MAX	(256u << 10)	/* bytes read_* returns */
 
+/* Why a script without network may have failed (a result's "sandbox"). */
+extern const char tool_no_net_note[];
+
 enum tool_id {
 	T_RUN_COMMAND_LINE, T_LOAD_SKILL_RESOURCES, T_READ_SKILL_FILE,
 	T_LIST_SKILL_FILES, T_RUN_SKILL_SCRIPT, T_LIST_SKILLS,
 	T_ACTIVATE_SKILL, T_WRITE_FILE, T_READ_FILE, T_LIST_WORKSPACE_FILES,
-	T_GET_FILE_INFO, T_CREATE_SKILL, T_HAND_BACK,
+	T_GET_FILE_INFO, T_CREATE_SKILL, T_HAND_BACK, T_ASK_USER,
+	T_FINAL_ANSWER, T_CANNOT_COMPLETE,
 	T__COUNT
 };
 

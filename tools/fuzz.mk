@@ -1,7 +1,7 @@
 # tools/fuzz.mk - bounded fuzzing of the parsers with clang's libFuzzer
 # (called by `make fuzz`; run from the repository root).
 #
-#   make -f tools/fuzz.mk [FUZZ_TIME=20] [FUZZERS="json fm skill sse http llm tls"]
+#   make -f tools/fuzz.mk [FUZZ_TIME=20] [FUZZERS="json fm skill sse http llm tls plan"]
 #   make -f tools/fuzz.mk build          only build the harnesses
 #   make -f tools/fuzz.mk clean          drop the builds and grown corpora
 #
@@ -14,7 +14,7 @@
 # replacing malloc, which ASan owns.
 
 FUZZ_TIME	?= 20
-FUZZERS		?= json fm skill sse http llm tls
+FUZZERS		?= json fm skill sse http llm tls plan
 FUZZ_CC		?= clang
 VS		?= build/vendor
 O		= build/fuzz
@@ -23,7 +23,7 @@ SAN		= address,undefined
 # Undefined behaviour in our code stops the run like a crash; in libfyaml
 # (not ours to fix) it is only reported.
 FUZZ_CFLAGS	= -g -O1 -fsanitize=fuzzer,$(SAN) -fno-sanitize-recover=undefined \
-		  -DMEM_NO_LIBC -D_GNU_SOURCE -Isrc
+		  -DMEM_NO_LIBC -D_GNU_SOURCE -Isrc -I$(O)/gen
 LIB_CFLAGS	= -g -O1 -fsanitize=fuzzer-no-link,$(SAN) -D_GNU_SOURCE -w
 # -entropic=0: with libfyaml's ~66k counters, clang 14's entropic schedule
 # spends most of the time in its own bookkeeping (fm: 130 vs 2300 exec/s).
@@ -48,11 +48,13 @@ json_FLAGS	= -DJSMN_STATIC -I$(VS)/jsmn
 fm_SRCS		= tests/fuzz/fuzz_fm.c src/fm.c src/str.c src/arena.c
 fm_FLAGS	= $(FY_INC)
 fm_LIBS		= $(FY_LIB)
-skill_SRCS	= tests/fuzz/fuzz_skill.c src/skill.c src/fm.c src/str.c src/arena.c
+skill_SRCS	= tests/fuzz/fuzz_skill.c src/skill.c src/fm.c src/str.c src/arena.c \
+		  src/hook.c src/http.c
 skill_FLAGS	= $(FY_INC)
 skill_LIBS	= $(FY_LIB)
 sse_SRCS	= tests/fuzz/fuzz_sse.c src/sse.c src/str.c src/arena.c
 http_SRCS	= tests/fuzz/fuzz_http.c src/http.c src/str.c src/arena.c
+plan_SRCS	= tests/fuzz/fuzz_plan.c src/plan.c src/str.c src/arena.c
 llm_SRCS	= tests/fuzz/fuzz_llm.c src/llm.c src/llm_openai.c \
 		  src/llm_responses.c src/llm_anthropic.c src/llm_ollama.c \
 		  src/sse.c src/json.c src/str.c src/arena.c src/log.c \
@@ -87,10 +89,15 @@ $(FUZZERS:%=run-%): run-%: $(O)/fuzz_%
 	$(O)/fuzz_$* $(FUZZ_RUN) -artifact_prefix=$(O)/crash-$*- $(O)/corpus-$*
 
 .SECONDEXPANSION:
-$(O)/fuzz_%: $$($$*_SRCS) $$($$*_LIBS) $(HDRS) tools/fuzz.mk
+$(O)/fuzz_%: $$($$*_SRCS) $$($$*_LIBS) $(HDRS) tools/fuzz.mk $(O)/gen/switches.h
 	@mkdir -p $(@D)
 	@echo "  CC      $@"
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $($*_FLAGS) -o $@ $($*_SRCS) $($*_LIBS) -lm
+
+# Every feature in (the Makefile writes the same header per build).
+$(O)/gen/switches.h: tools/fuzz.mk
+	@mkdir -p $(@D)
+	@printf '#define SKILLBOX_SERVE_TLS 1\n#define SKILLBOX_ORCH 1\n#define SKILLBOX_HOOKS 1\n' >$@
 
 $(BEAR_LIB): $(BEAR_OBJS)
 	@rm -f $@ && ar rcs $@ $^

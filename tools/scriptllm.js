@@ -11,6 +11,7 @@
 //                      {"raw": "..."}                    these bytes, then close
 //                      {"drip": N, "every": MS}          N SSE comments MS apart
 //                                                         (a reply kept alive)
+//   DIR/cert.pem, DIR/key.pem  if there, HTTPS (TLS) with them
 //   DIR/port         written once listening
 //   DIR/journal      one line per request: its JSON body
 // Each request takes the next step; past the end the answer is
@@ -19,6 +20,7 @@
 'use strict';
 const fs = require('fs');
 const http = require('http');
+const https = require('https');
 const path = require('path');
 
 const dir = process.argv[2];
@@ -88,7 +90,7 @@ function answer(req, res, step) {
 	res.end('data: [DONE]\n\n');
 }
 
-const server = http.createServer((req, res) => {
+function handle(req, res) {
 	let body = '';
 	req.on('data', (d) => { body += d; });
 	req.on('end', () => {
@@ -100,7 +102,12 @@ const server = http.createServer((req, res) => {
 		pos++;
 		answer(req, res, step);
 	});
-});
+}
+
+const cert = path.join(dir, 'cert.pem'), key = path.join(dir, 'key.pem');
+const server = fs.existsSync(cert) ? https.createServer({
+	cert: fs.readFileSync(cert), key: fs.readFileSync(key) }, handle) :
+    http.createServer(handle);
 server.listen(0, '127.0.0.1', () => {
 	fs.writeFileSync(path.join(dir, 'port'), String(server.address().port));
 });

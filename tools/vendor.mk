@@ -13,11 +13,12 @@ $(OUT)/libfyaml.a: $(FY_OBJS)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 # Every object depends on the tree's stamp: a new patch or config.h
-# rebuilds the library (tar keeps the old mtimes of untouched files).
-$(OUT)/bearssl/%.o: $(VS)/bearssl/src/%.c $(VS)/bearssl/.skillbox-ok
+# rebuilds the library (tar keeps the old mtimes of untouched files). And
+# on CC_DEP, the compiler when tools/setup built it (Makefile).
+$(OUT)/bearssl/%.o: $(VS)/bearssl/src/%.c $(VS)/bearssl/.skillbox-ok $(CC_DEP)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -w -I$(VS)/bearssl/inc -I$(VS)/bearssl/src -c -o $@ $<
-$(OUT)/libfyaml/%.o: $(VS)/libfyaml/src/%.c $(VS)/libfyaml/.skillbox-ok
+$(OUT)/libfyaml/%.o: $(VS)/libfyaml/src/%.c $(VS)/libfyaml/.skillbox-ok $(CC_DEP)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -std=gnu11 -w -DHAVE_CONFIG_H -I$(VS)/libfyaml \
 	    -I$(VS)/libfyaml/include -I$(VS)/libfyaml/src/lib \

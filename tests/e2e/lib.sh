@@ -75,3 +75,57 @@ testhas() {
 	fi
 	_done
 }
+
+# The scripted model (tools/scriptllm.js) in folder $1, over TLS when
+# openssl can make it a certificate for localhost: sets SM (the folder),
+# SM_PID and SM_URL, and SM_CA (a config line trusting it, or empty).
+# Returns 1 when it did not start. Then:
+#   sm_steps JSON    the script (and a new journal)
+#   sm_nreq          requests made since
+#   sm_req N EXPR    EXPR (JavaScript over r, request N's body), printed
+sm_start() {
+	SM=$1 SM_CA= SM_URL=
+	mkdir -p "$SM"
+	if command -v openssl >/dev/null && openssl req -x509 -newkey ec \
+	    -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=localhost \
+	    -addext subjectAltName=DNS:localhost -keyout "$SM/key.pem" \
+	    -out "$SM/cert.pem" >/dev/null 2>&1; then
+		SM_CA="ca_file: $SM/cert.pem"
+	fi
+	node "$TOP/tools/scriptllm.js" "$SM" >"$SM/log" 2>&1 &
+	SM_PID=$!
+	i=0
+	while [ ! -s "$SM/port" ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ -s "$SM/port" ] || return 1
+	if [ -n "$SM_CA" ]; then
+		SM_URL=https://localhost:$(cat "$SM/port")
+	else
+		SM_URL=http://127.0.0.1:$(cat "$SM/port")
+	fi
+}
+sm_steps() { rm -f "$SM/journal" "$SM/script.json"; printf '%s' "$1" >"$SM/script.json"; }
+sm_nreq() { [ -f "$SM/journal" ] && wc -l <"$SM/journal" | tr -d ' ' || echo 0; }
+sm_req() {
+	sed -n "${1}p" "$SM/journal" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const r=JSON.parse(s);console.log(eval(process.argv[1]))})' "$2"
+}
+
+# zombies_wait: under qemu-user skillbox cannot be the subreaper of what a
+# script leaves behind (prctl fails there), so the leftovers it kills become
+# zombies of init, which on some hosts reaps them only every second or two.
+# They count against uid 65534's RLIMIT_NPROC (32) in the next run: wait,
+# at most 10 s, until fewer than 8 are left. Natively it returns at once.
+zombies_wait() {
+	[ -n "$RUNNER" ] || return 0
+	_zw=0
+	while [ "$_zw" -lt 100 ]; do
+		[ "$(cat /proc/[0-9]*/status 2>/dev/null | awk '
+		    /^State:/ { z = $2 == "Z" }
+		    /^Uid:/ { if (z && $2 == 65534) n++ }
+		    END { print n + 0 }')" -lt 8 ] && return 0
+		sleep 0.1
+		_zw=$((_zw + 1))
+	done
+}

@@ -100,7 +100,7 @@ same(const struct run *x, const struct run *y)
 }
 
 static void
-check_head(const struct http_resp *r)
+check_head(const struct http_head *r)
 {
 	unsigned i;
 	const char *v;
@@ -131,7 +131,7 @@ run(const char *reply, size_t len, const char *method, size_t cap,
 	struct peer p = { reply, len, 0, seed };
 	struct http_io io = { peer_read, peer_write, &p };
 	struct http_conn c;
-	struct http_resp r;
+	struct http_head r;
 	struct http_url u;
 	struct sbuf sb;
 	char body[300];

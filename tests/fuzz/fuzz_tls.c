@@ -4,7 +4,9 @@
  * An input whose first byte is even is the bundle file as it is; an odd one
  * has the rest of the input wrapped as the base64 of one CERTIFICATE, so
  * mutations reach the DER walk directly. Every anchor must be well formed:
- * a DN inside the input, an RSA or EC key with its parts.
+ * a DN inside the input, an RSA or EC key with its parts. The rest of the
+ * input is also read as a DER private key (serve's tls_key), which must
+ * not read outside it.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -59,6 +61,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size == 0)
 		return 0;
+	e = tls_key_kind(data + 1, size - 1);
+	CHECK(e == 0 || e == BR_KEYTYPE_RSA || e == BR_KEYTYPE_EC);
 	if ((fd = memfd_create("bundle", 0)) < 0)
 		return 0;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);

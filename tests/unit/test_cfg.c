@@ -360,6 +360,86 @@ out_of_memory(void)
 	T(nomem > 0 && ok > 0);
 }
 
+/* cfg_passwd_find reads the file as musl's getpwnam did (it replaced it). */
+static void
+passwd(void)
+{
+	const char *pw = "tests/data/passwd";
+	char tmp[64], line[1400];
+	uid_t u = 99;
+	gid_t g = 99;
+	FILE *f;
+
+	T_EQI(cfg_passwd_find(pw, "root", &u, &g), 0);
+	T_EQI(u, 0);
+	T_EQI(g, 0);
+	T_EQI(cfg_passwd_find(pw, "nobody", &u, &g), 0);
+	T_EQI(u, 65534);
+	T_EQI(g, 65534);
+	T_EQI(cfg_passwd_find(pw, "daemon", &u, &g), 0);
+	T_EQI(u, 1);
+	T_EQI(g, 1);
+	/* a uid that is not digits skips the line, not the file */
+	T_EQI(cfg_passwd_find(pw, "bad-uid", &u, &g), 0);
+	T_EQI(u, 40);
+	T_EQI(g, 41);
+	/* seven fields or the line does not count; the shell may be empty */
+	T_EQI(cfg_passwd_find(pw, "short", &u, &g), 0);
+	T_EQI(u, 8);
+	T_EQI(cfg_passwd_find(pw, "empty-ids", &u, &g), 0);
+	T_EQI(u, 0);
+	T_EQI(g, 0);
+	T_EQI(cfg_passwd_find(pw, "dup", &u, &g), 0);	/* the first */
+	T_EQI(u, 100);
+	T_EQI(cfg_passwd_find(pw, "colons", &u, &g), 0);
+	T_EQI(u, 300);
+	T_EQI(g, 301);
+	T_EQI(cfg_passwd_find(pw, "wrap", &u, &g), 0);	/* 2^32 + 1 */
+	T_EQI(u, 1);
+	T_EQI(g, 2);
+	T_EQI(cfg_passwd_find(pw, "last", &u, &g), 0);	/* no newline */
+	T_EQI(u, 9);
+	T_EQI(g, 10);
+	/* whole names only, case and all */
+	u = 99;
+	T_EQI(cfg_passwd_find(pw, "roo", &u, &g), -E_NOENT);
+	T_EQI(cfg_passwd_find(pw, "root2x", &u, &g), -E_NOENT);
+	T_EQI(cfg_passwd_find(pw, "Root", &u, &g), -E_NOENT);
+	T_EQI(cfg_passwd_find(pw, "", &u, &g), -E_NOENT);
+	T_EQI(cfg_passwd_find(pw, "x", &u, &g), -E_NOENT);
+	T_EQI(cfg_passwd_find(pw, "0", &u, &g), -E_NOENT);
+	T_EQI(u, 99);
+	T_EQI(cfg_passwd_find(pw, "root2", &u, &g), 0);
+	T_EQI(u, 2);
+	T_EQI(cfg_passwd_find("tests/data/no-such", "root", &u, &g),
+	    -E_NOENT);
+	/* lines longer than the read buffer, split across reads */
+	snprintf(tmp, sizeof(tmp), "/tmp/skillbox-passwd.%d", (int)getpid());
+	memset(line, 'g', sizeof(line) - 1);
+	line[sizeof(line) - 1] = '\0';
+	if ((f = fopen(tmp, "w")) == NULL) {
+		T(f != NULL);
+		return;
+	}
+	fprintf(f, "long:x:1:1:%s:/:/bin/sh\n", line);
+	fprintf(f, "%s:x:2:2::/:/bin/sh\n", line);
+	fprintf(f, "after:x:3:4:%s:/:/bin/sh\n", line);
+	fprintf(f, "tail:x:5:6::/:%s\n", line);
+	fclose(f);
+	T_EQI(cfg_passwd_find(tmp, "long", &u, &g), 0);
+	T_EQI(u, 1);
+	T_EQI(cfg_passwd_find(tmp, line, &u, &g), 0);
+	T_EQI(u, 2);
+	T_EQI(cfg_passwd_find(tmp, "after", &u, &g), 0);
+	T_EQI(u, 3);
+	T_EQI(g, 4);
+	T_EQI(cfg_passwd_find(tmp, "tail", &u, &g), 0);
+	T_EQI(u, 5);
+	T_EQI(g, 6);
+	T_EQI(cfg_passwd_find(tmp, "g", &u, &g), -E_NOENT);
+	unlink(tmp);
+}
+
 static const struct unit_case cases[] = {
 	{ "defaults", defaults },
 	{ "env_paths", env_paths },
@@ -370,6 +450,7 @@ static const struct unit_case cases[] = {
 	{ "search", search },
 	{ "errors", errors },
 	{ "out_of_memory", out_of_memory },
+	{ "passwd", passwd },
 };
 
 const struct unit_suite suite_cfg = { "cfg", cases, ARRAY_LEN(cases) };

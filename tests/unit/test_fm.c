@@ -79,6 +79,15 @@ refusals(void)
 	T_EQI(e.line, 2);
 	T(parse("a: &x 1\nb: *x\n", &r, &e) == -E_PARSE);
 	T(strstr(e.msg, "anchor") != NULL || strstr(e.msg, "alias") != NULL);
+	/* built without tags and directives: refused by name, with the line */
+	T(parse("a: 1\nb: !!str 2\n", &r, &e) == -E_PARSE);
+	T(strstr(e.msg, "tags") != NULL);
+	T_EQI(e.line, 2);
+	T(parse("%YAML 1.2\n---\na: 1\n", &r, &e) == -E_PARSE);
+	T(strstr(e.msg, "directives") != NULL);
+	T(parse("a: [!x 1]\n", &r, &e) == -E_PARSE);
+	/* a '!' or '%' inside a scalar is text */
+	T(parse("a: wow! 100% done\nb: '!x'\n", &r, &e) == 0);
 	T(parse("? [a]\n: 1\n", &r, &e) == -E_PARSE);
 	T(parse("a: 1\n---\nb: 2\n", &r, &e) == -E_PARSE);
 	T(parse("a: [[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]\n", &r, &e) ==

@@ -104,7 +104,7 @@ tc_body(struct tc *t, size_t n, struct sbuf *out)
 /* One GET against the canned reply raw[len]: 0 or the first error. */
 static int
 fetchn(struct tc *t, const char *raw, size_t len, size_t piece,
-    struct http_resp *r, struct sbuf *body)
+    struct http_head *r, struct sbuf *body)
 {
 	int e;
 
@@ -117,7 +117,7 @@ fetchn(struct tc *t, const char *raw, size_t len, size_t piece,
 }
 
 static int
-fetch(struct tc *t, const char *raw, size_t piece, struct http_resp *r,
+fetch(struct tc *t, const char *raw, size_t piece, struct http_head *r,
     struct sbuf *body)
 {
 	return fetchn(t, raw, strlen(raw), piece, r, body);
@@ -354,7 +354,7 @@ t_head(void)
 	    "Content-Type: application/json; charset=utf-8\r\n"
 	    "X-Multi:  a  b \t\r\nContent-Length: 2\r\nx-dup: 1\r\n"
 	    "X-Dup: 2\r\nEmpty:\r\nobs: caf\xc3\xa9\r\n\r\n{}";
-	struct http_resp r;
+	struct http_head r;
 	struct sbuf body;
 	struct tc t;
 	size_t i;
@@ -408,24 +408,24 @@ static void
 t_resp_feed(void)
 {
 	static const char raw[] = "HTTP/1.1 200 OK\r\nA: 1\r\n\r\nbody";
-	struct http_resp r;
+	struct http_head r;
 	size_t used, i, n = sizeof(raw) - 1, off;
 
 	/* Whole lines only; the rest comes again. */
 	http_resp_init(&r, 0);
-	T_EQI(http_resp_feed(&r, &t_arena, raw, 10, &used), -E_PART);
+	T_EQI(http_head_feed(&r, &t_arena, raw, 10, &used), -E_PART);
 	T_EQI(used, 0);
-	T_EQI(http_resp_feed(&r, &t_arena, raw, 20, &used), -E_PART);
+	T_EQI(http_head_feed(&r, &t_arena, raw, 20, &used), -E_PART);
 	T_EQI(used, 17);
-	T_EQI(http_resp_feed(&r, &t_arena, raw + 17, n - 17, &used), 0);
+	T_EQI(http_head_feed(&r, &t_arena, raw + 17, n - 17, &used), 0);
 	T_EQI(used, n - 17 - 4);
 	T_EQI(r.nhdrs, 1);
-	T_EQI(http_resp_feed(&r, &t_arena, "x", 1, &used), 0);
+	T_EQI(http_head_feed(&r, &t_arena, "x", 1, &used), 0);
 	T_EQI(used, 0);
 	/* Byte by byte. */
 	http_resp_init(&r, 0);
 	for (i = 1, off = 0; i <= n; i++) {
-		int e = http_resp_feed(&r, &t_arena, raw + off, i - off,
+		int e = http_head_feed(&r, &t_arena, raw + off, i - off,
 		    &used);
 
 		off += used;
@@ -437,9 +437,9 @@ t_resp_feed(void)
 	T_EQS(r.hdrs[0].value, "1");
 	/* Errors stick. */
 	http_resp_init(&r, 0);
-	T_EQI(http_resp_feed(&r, &t_arena, "HTTP/1.1 2000\n", 14, &used),
+	T_EQI(http_head_feed(&r, &t_arena, "HTTP/1.1 2000\n", 14, &used),
 	    -E_PROTO);
-	T_EQI(http_resp_feed(&r, &t_arena, raw, n, &used), -E_PROTO);
+	T_EQI(http_head_feed(&r, &t_arena, raw, n, &used), -E_PROTO);
 }
 
 static void
@@ -448,7 +448,7 @@ t_interim(void)
 	static const char raw[] = "HTTP/1.1 100 Continue\r\n\r\n"
 	    "HTTP/1.1 103 Early Hints\r\nLink: </a>; rel=preload\r\n\r\n"
 	    "HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n";
-	struct http_resp r;
+	struct http_head r;
 	struct sbuf body;
 	struct tc t;
 	size_t i;
@@ -470,7 +470,7 @@ t_interim(void)
 static void
 t_http10(void)
 {
-	struct http_resp r;
+	struct http_head r;
 	struct sbuf body;
 	struct tc t;
 
@@ -551,7 +551,7 @@ t_head_bad(void)
 		"HTTP/1.1 200 OK\r\nX: y\r\n", "HTTP/1.1 200", "H",
 		"HTTP/1.1 200 OK\r\n\r",
 	};
-	struct http_resp r;
+	struct http_head r;
 	struct sbuf body;
 	struct tc t;
 	size_t i;
@@ -590,7 +590,7 @@ t_head_bad(void)
 static void
 t_errors(void)
 {
-	struct http_resp r;
+	struct http_head r;
 	struct sbuf body;
 	struct tc t;
 	char b[8];
@@ -656,7 +656,7 @@ big_head(size_t size, size_t *len)
 static void
 t_limits(void)
 {
-	struct http_resp r;
+	struct http_head r;
 	struct sbuf sb, body;
 	struct tc t;
 	const char *raw;
@@ -681,14 +681,14 @@ t_limits(void)
 	raw = big_head(HTTP_MAX_HEAD, &len);
 	T_EQI(len, HTTP_MAX_HEAD);
 	http_resp_init(&r, 0);
-	T_EQI(http_resp_feed(&r, &t_arena, raw, len, &used), 0);
+	T_EQI(http_head_feed(&r, &t_arena, raw, len, &used), 0);
 	T_EQI(used, len);
 	T_EQI(fetch(&t, raw, 5, &r, &body), 0);
 	T_EQI(r.nhdrs, 16);
 	raw = big_head(HTTP_MAX_HEAD + 1, &len);
 	T_EQI(len, HTTP_MAX_HEAD + 1);
 	http_resp_init(&r, 0);
-	T_EQI(http_resp_feed(&r, &t_arena, raw, len, &used), -E_LIMIT);
+	T_EQI(http_head_feed(&r, &t_arena, raw, len, &used), -E_LIMIT);
 	T_EQI(fetch(&t, raw, 0, &r, &body), -E_LIMIT);
 	/* A partial line past the cap fails before its end. */
 	sbuf_init(&sb, &t_arena, 0);
@@ -696,9 +696,9 @@ t_limits(void)
 	while (sb.len <= HTTP_MAX_HEAD)
 		sbuf_addc(&sb, 'a');
 	http_resp_init(&r, 0);
-	T_EQI(http_resp_feed(&r, &t_arena, sb.p, sb.len - 1, &used), -E_PART);
+	T_EQI(http_head_feed(&r, &t_arena, sb.p, sb.len - 1, &used), -E_PART);
 	http_resp_init(&r, 0);
-	T_EQI(http_resp_feed(&r, &t_arena, sb.p, sb.len, &used), -E_LIMIT);
+	T_EQI(http_head_feed(&r, &t_arena, sb.p, sb.len, &used), -E_LIMIT);
 
 	/* Interim heads count too: no endless 100 Continue. */
 	sbuf_init(&sb, &t_arena, 0);
@@ -719,7 +719,7 @@ static void
 t_body_length(void)
 {
 	static const size_t reads[] = { 1, 7, 256 };
-	struct http_resp r;
+	struct http_head r;
 	struct sbuf sb, body;
 	struct tc t;
 	size_t i, j, hlen;
@@ -758,7 +758,7 @@ t_chunked(void)
 	    "1A ; ext=\"q;x\"\r\nabcdefghijklmnopqrstuvwxyz\r\n"
 	    "0007\n, world\n1a\r\nABCDEFGHIJKLMNOPQRSTUVWXYZ\r\n"
 	    "0;last\r\nTrailer-A: 1\r\nTrailer-B: 2\n\r\n";
-	struct http_resp r;
+	struct http_head r;
 	struct sbuf body;
 	struct tc t;
 	size_t i;
@@ -784,7 +784,7 @@ t_chunked_split(void)
 	    "0007\n, world\n1a\r\nABCDEFGHIJKLMNOPQRSTUVWXYZ\r\n"
 	    "0;last\r\nTrailer-A: 1\r\nTrailer-B: 2\n\r\n";
 	struct http_body b;
-	struct http_resp r;
+	struct http_head r;
 	struct sbuf body;
 	struct tc t;
 	size_t i, n = sizeof(chunked_body) - 1, off, used;
@@ -845,7 +845,7 @@ t_chunked_bad(void)
 		/* Complete to the decoder, cut short to the connection. */
 		{ "FFFFFFFFFFFFFFF\r\nabc", -E_PROTO },
 	};
-	struct http_resp r;
+	struct http_head r;
 	struct sbuf sb, body;
 	struct tc t;
 	size_t i, ls;
@@ -893,7 +893,7 @@ t_truncated(void)
 	    "1A ; ext=\"q;x\"\r\nabcdefghijklmnopqrstuvwxyz\r\n"
 	    "0007\n, world\n1a\r\nABCDEFGHIJKLMNOPQRSTUVWXYZ\r\n"
 	    "0;last\r\nTrailer-A: 1\r\nTrailer-B: 2\n\r\n";
-	struct http_resp r;
+	struct http_head r;
 	struct sbuf body;
 	struct tc t;
 	size_t i, n = sizeof(raw) - 1;
@@ -919,7 +919,7 @@ t_truncated(void)
 static void
 t_close_body(void)
 {
-	struct http_resp r;
+	struct http_head r;
 	struct sbuf body;
 	struct tc t;
 	size_t i;
@@ -946,7 +946,7 @@ t_keepalive(void)
 		"6\r\nsecond\r\n0\r\n\r\n"
 	static const char raw[] = R1 R2 "HTTP/1.1 202 OK\r\n"
 	    "Connection: close\r\nContent-Length: 5\r\n\r\nthird";
-	struct http_resp r;
+	struct http_head r;
 	struct sbuf body;
 	struct tc t;
 	size_t i;
@@ -998,7 +998,7 @@ t_keepalive(void)
 static void
 t_no_body(void)
 {
-	struct http_resp r;
+	struct http_head r;
 	struct sbuf body;
 	struct tc t;
 	static const char head_raw[] = "HTTP/1.1 200 OK\r\n"
@@ -1025,7 +1025,7 @@ t_connect(void)
 	static const char denied[] = "HTTP/1.1 407 Proxy Auth Required\r\n"
 	    "Proxy-Authenticate: Basic realm=\"p\"\r\nContent-Length: 4\r\n\r\n"
 	    "nope";
-	struct http_resp r;
+	struct http_head r;
 	struct sbuf sb, body;
 	struct tc t;
 
@@ -1077,13 +1077,13 @@ t_send_body(void)
 static long
 retry(const char *v, long long now)
 {
-	struct http_resp r;
+	struct http_head r;
 	size_t used;
 	char *raw = arena_printf(&t_arena, "HTTP/1.1 503 Busy\r\n"
 	    "Retry-After: %s\r\n\r\n", v);
 
 	http_resp_init(&r, now);
-	if (raw == NULL || http_resp_feed(&r, &t_arena, raw, strlen(raw),
+	if (raw == NULL || http_head_feed(&r, &t_arena, raw, strlen(raw),
 	    &used) != 0)
 		return -99;
 	return r.retry_after;
@@ -1095,7 +1095,7 @@ t_retry_after(void)
 	static const char raw[] = "HTTP/1.1 429 Slow Down\r\n"
 	    "Retry-After: Sun, 06 Nov 1994 08:50:37 GMT\r\n"
 	    "Retry-After: 5\r\nContent-Length: 0\r\n\r\n";
-	struct http_resp r;
+	struct http_head r;
 	struct sbuf body;
 	struct tc t;
 
@@ -1141,7 +1141,7 @@ t_oom(void)
 {
 	static const char raw[] = "HTTP/1.1 200 OK\r\nA: 1\r\nB: 2\r\n"
 	    "Content-Length: 2\r\n\r\nok";
-	struct http_resp r;
+	struct http_head r;
 	struct arena a;
 	struct tc t;
 	unsigned i, nomem = 0;

@@ -1,11 +1,16 @@
 /* test_sandbox.c - allowed-tools mapping, Bash(...) rules, output caps,
  * SHA-256 vectors, the audit record, and a few real runs (the escape
  * battery is tests/e2e/sandbox.test). */
+#include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -582,6 +587,97 @@ run_limits(void)
 	rmdir(d);
 }
 
+/* struct seccomp_data, as the kernel fills it in this process's byte
+ * order. */
+struct t_sdata {
+	int32_t		nr;
+	uint32_t	arch;
+	uint64_t	ip;
+	uint64_t	args[6];
+};
+
+/* What the kernel's classic BPF does with the few instructions the
+ * filter uses; a load is a native 32-bit word, as in the kernel. */
+static uint32_t
+bpf_run(const struct sbx_bpf *f, unsigned n, const struct t_sdata *d)
+{
+	uint32_t a = 0;
+	unsigned pc;
+
+	for (pc = 0; pc < n; pc++) {
+		switch (f[pc].code) {
+		case 0x20:	/* LD W ABS */
+			if (f[pc].k > sizeof(*d) - 4)
+				return 1;
+			memcpy(&a, (const char *)d + f[pc].k, 4);
+			break;
+		case 0x15:	/* JEQ */
+			pc += a == f[pc].k ? f[pc].jt : f[pc].jf;
+			break;
+		case 0x35:	/* JGE */
+			pc += a >= f[pc].k ? f[pc].jt : f[pc].jf;
+			break;
+		case 0x45:	/* JSET */
+			pc += (a & f[pc].k) ? f[pc].jt : f[pc].jf;
+			break;
+		case 0x06:	/* RET */
+			return f[pc].k;
+		default:
+			return 2;
+		}
+	}
+	return 3;	/* off the end: the kernel refuses such a filter */
+}
+
+static uint32_t
+bpf_call(const struct sbx_bpf *f, unsigned n, uint32_t arch, long nr,
+    uint32_t arg0)
+{
+	struct t_sdata d;
+
+	memset(&d, 0, sizeof(d));
+	d.nr = (int32_t)nr;
+	d.arch = arch;
+	d.args[0] = arg0;
+	return bpf_run(f, n, &d);
+}
+
+/* The seccomp filter of this arch, run here: it reads the arch and the
+ * first argument at the offsets of this byte order (big-endian MIPS reads
+ * the low word of an argument 4 bytes further on). */
+static void
+seccomp_filter(void)
+{
+	struct sbx_bpf f[SBX_BPF_MAX];
+	const uint32_t allow = 0x7fff0000u, kill = 0x80000000u;
+	const uint32_t eperm = 0x50000u | EPERM, eacces = 0x50000u | EACCES;
+	uint32_t arch;
+	unsigned n;
+
+	if ((n = sbx_seccomp_build(f, 1, 0)) == 0) {
+		T(sbx_seccomp_apply(1, 0) == -ENOSYS);
+		return;
+	}
+	T(n <= SBX_BPF_MAX);
+	arch = f[1].k;	/* the JEQ after the load of the arch */
+	T_EQI(bpf_call(f, n, arch, SYS_getpid, 0), allow);
+	T_EQI(bpf_call(f, n, arch ^ 1, SYS_getpid, 0), kill);
+	T_EQI(bpf_call(f, n, arch, SYS_ptrace, 0), eperm);
+	T_EQI(bpf_call(f, n, arch, SYS_clone, SIGCHLD), allow);
+	T_EQI(bpf_call(f, n, arch, SYS_clone, CLONE_NEWUSER | SIGCHLD), eperm);
+	T_EQI(bpf_call(f, n, arch, SYS_clone, CLONE_NEWNET), eperm);
+	T_EQI(bpf_call(f, n, arch, SYS_clone3, 0), 0x50000u | ENOSYS);
+	T_EQI(bpf_call(f, n, arch, SYS_socket, AF_INET), eacces);
+	T_EQI(bpf_call(f, n, arch, SYS_socket, AF_UNIX), allow);
+	T_EQI(bpf_call(f, n, arch, SYS_socket, AF_NETLINK), allow);
+	n = sbx_seccomp_build(f, 0, 1);
+	T_EQI(bpf_call(f, n, arch, SYS_socket, AF_INET), allow);
+	T_EQI(bpf_call(f, n, arch, SYS_socket, AF_UNIX), eacces);
+	n = sbx_seccomp_build(f, 0, 0);
+	T_EQI(bpf_call(f, n, arch, SYS_socket, AF_UNIX), allow);
+	T_EQI(bpf_call(f, n, arch, SYS_clone, CLONE_NEWUSER), eperm);
+}
+
 static const struct unit_case cases[] = {
 	{ "allowed_tools", allowed_tools },
 	{ "shell_rules", shell_rules },
@@ -590,6 +686,7 @@ static const struct unit_case cases[] = {
 	{ "output_cap", output_cap },
 	{ "sha256_vectors", sha256_vectors },
 	{ "layer_words", layer_words },
+	{ "seccomp_filter", seccomp_filter },
 	{ "run_one", run_one },
 	{ "run_limits", run_limits },
 };

@@ -48,6 +48,12 @@ name_rules(void)
 	T_EQS(skill_name_rule("-ab", 3), "name-hyphen");
 	T_EQS(skill_name_rule("ab-", 3), "name-hyphen");
 	T_EQS(skill_name_rule("a--b", 4), "name-hyphen");
+	T_EQS(skill_name_rule("a-b--", 5), "name-hyphen");
+	T_EQS(skill_name_rule("ab--c", 5), "name-hyphen");
+	T_EQS(skill_name_rule("-", 1), "name-hyphen");
+	T_EQS(skill_name_rule("a---b", 5), "name-hyphen");
+	T(skill_name_rule("a-b", 3) == NULL);
+	T(skill_name_rule("a-b-c-d-e", 9) == NULL);
 	T_EQS(skill_name_rule("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 	    "aaaaaaaaaaaaaaaa", 65), "name-length");
 	T_EQS(skill_name_rule("my-skill ", 9), "name-chars");

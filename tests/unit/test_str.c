@@ -1,4 +1,5 @@
-/* test_str.c - decimals and UTC dates without libc's scanners and tz code. */
+/* test_str.c - decimals and UTC dates without libc's scanners and tz code;
+ * the packed help text's unpacker. */
 #include <string.h>
 
 #include "str.h"
@@ -87,7 +88,28 @@ utc_round_trip(void)
 	T_EQI(bad, 0);
 }
 
+/* The tools/lzpack format: literals, copies (overlapping too), and
+ * input that would copy from before the start or past the end. */
+static void
+unpack(void)
+{
+	/* "abc" then copy 3 from 3 back, then copy 4 from 1 back: "abcabccccc" */
+	static const unsigned char p[] = { 'a', 'b', 'c', 0x80, 0x02, 0x90,
+	    0x00 };
+	static const unsigned char before[] = { 'a', 0x80, 0x05 };
+	static const unsigned char cut[] = { 'a', 0x80 };
+	char out[16];
+
+	T_EQI((int)str_unpack(p, sizeof(p), out, sizeof(out)), 10);
+	T(memcmp(out, "abcabccccc", 10) == 0);
+	T_EQI((int)str_unpack(p, sizeof(p), out, 5), 3);	/* no room */
+	T_EQI((int)str_unpack(p, sizeof(p), out, 6), 6);
+	T_EQI((int)str_unpack(before, sizeof(before), out, sizeof(out)), 1);
+	T_EQI((int)str_unpack(cut, sizeof(cut), out, sizeof(out)), 1);
+}
+
 static const struct unit_case cases[] = {
+	{ "unpack", unpack },
 	{ "decimal_ok", decimal_ok },
 	{ "decimal_bad", decimal_bad },
 	{ "utc_known", utc_known },

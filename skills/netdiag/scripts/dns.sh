@@ -36,7 +36,18 @@ err=null
 search=$(awk '$1 == "search" || $1 == "domain" { for (i = 2; i <= NF; i++) print $i }' \
 	/etc/resolv.conf 2>/dev/null | json_lines)
 
-printf '{"name":%s,"resolved":%s,"addresses":%s,"via":%s,"server":%s,"error":%s,"nameservers":%s,"search":%s}\n' \
+emit "$(printf '{"name":%s,"resolved":%s,"addresses":%s,"via":%s,"server":%s,"error":%s,"nameservers":%s,"search":%s}' \
 	"$(json_str "$NAME")" "$ok" "$(printf '%s\n' "$RES_ADDRS" | json_lines)" \
 	"$(json_str "$RES_VIA")" "$server" "$err" "$(nameservers /etc/resolv.conf | json_lines)" \
-	"$search"
+	"$search")" '
+END {
+	if (v["resolved"] == "true") {
+		for (i = 0; i < n("addresses"); i++) a = a (i ? ", " : "") v["addresses." i]
+		printf "%s resolves to %s (answered by %s%s).\n", v["name"], a, v["via"], \
+		    (v["server"] != "null" ? ", server " v["server"] : "")
+	} else
+		printf "%s does not resolve: %s%s.\n", v["name"], (v["error"] == "null" ? "no address" : v["error"]), \
+		    (v["server"] != "null" ? " (asked " v["server"] ")" : "")
+	for (i = 0; i < n("nameservers"); i++) s = s (i ? ", " : "") v["nameservers." i]
+	printf "This device asks: %s\n", (s == "" ? "no DNS server (/etc/resolv.conf is empty)" : s)
+}'

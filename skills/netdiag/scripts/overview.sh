@@ -237,7 +237,40 @@ done
 hostname=$(head -n 1 /proc/sys/kernel/hostname 2>/dev/null) || hostname=
 [ -n "$hostname" ] || hostname=$(uname -n 2>/dev/null)
 
-printf '{"hostname":%s,"interfaces":%s,"default_ipv4":%s,"default_ipv6":%s,"dns":{"nameservers":%s,"search":%s,"upstream":[%s]},"sources":{"link":"%s","ipv4":"%s"},"warnings":%s}\n' \
+emit "$(printf '{"hostname":%s,"interfaces":%s,"default_ipv4":%s,"default_ipv6":%s,"dns":{"nameservers":%s,"search":%s,"upstream":[%s]},"sources":{"link":"%s","ipv4":"%s"},"warnings":%s}' \
 	"$(json_str "$hostname")" "$ifaces" "$d4" "$d6" \
 	"$(printf '%s\n' "$ns" | json_lines)" "$search" "$up" "$link_src" \
-	"$v4_src" "$(printf '%s\n' "$warn" | json_lines)"
+	"$v4_src" "$(printf '%s\n' "$warn" | json_lines)")" '
+function route(p,   r) {
+	if (v[p ".iface"] == "") return "none"
+	r = v[p ".gateway"] != "null" ? "via " v[p ".gateway"] " on " v[p ".iface"] : "on " v[p ".iface"]
+	return r
+}
+function list(p,   i, s) {
+	s = ""
+	for (i = 0; i < n(p); i++) s = s (i ? ", " : "") v[p "." i]
+	return s
+}
+END {
+	printf "%s: default route %s (IPv4), %s (IPv6)\n", v["hostname"], route("default_ipv4"), route("default_ipv6")
+	print "Interfaces:"
+	for (i = 0; i < n("interfaces"); i++) {
+		f = "interfaces." i
+		a = list(f ".ipv4"); b = list(f ".ipv6")
+		a = a (a != "" && b != "" ? ", " : "") b
+		e = v[f ".rx_errors"] + v[f ".tx_errors"]
+		printf "  %-10s %-10s %s", v[f ".name"], v[f ".state"], (a == "" ? "no address" : a)
+		if (v[f ".rx_bytes"] != "")
+			printf "; in %s, out %s%s", kb(v[f ".rx_bytes"] / 1024), kb(v[f ".tx_bytes"] / 1024), (e > 0 ? ", " e " errors" : "")
+		printf "\n"
+	}
+	d = list("dns.nameservers")
+	printf "DNS servers: %s", (d == "" ? "none" : d)
+	for (i = 0; i < n("dns.upstream"); i++) {
+		u = list("dns.upstream." i ".nameservers")
+		if (u != "") printf " (upstream: %s)", u
+	}
+	printf "\n"
+	if (n("warnings") == 0) print "Nothing looks wrong."
+	warnings()
+}'

@@ -147,6 +147,18 @@ if [ "$ping_ok" = 1 ] || [ "$tcp_ok" = 1 ] || [ "$result" = refused ]; then
 fi
 addr_json=null
 [ -n "$addr" ] && addr_json=$(json_str "$addr")
-printf '{"host":%s,"address":%s,"resolved_via":%s,"resolve_error":%s,"ping":%s,"tcp":%s,"reachable":%s}\n' \
+emit "$(printf '{"host":%s,"address":%s,"resolved_via":%s,"resolve_error":%s,"ping":%s,"tcp":%s,"reachable":%s}' \
 	"$(json_str "$HOST")" "$addr_json" "$(json_str "$RES_VIA")" \
-	"$resolve_err" "$ping_json" "$tcp_json" "$reachable"
+	"$resolve_err" "$ping_json" "$tcp_json" "$reachable")" '
+END {
+	h = v["host"] (v["address"] != "null" && v["address"] != v["host"] ? " (" v["address"] ")" : "")
+	if (v["address"] == "null") { printf "%s: cannot resolve: %s\n", v["host"], v["resolve_error"]; exit }
+	if (v["ping.sent"] != "")
+		printf "Ping %s: %d of %d answered%s\n", h, v["ping.received"], v["ping.sent"], \
+		    (v["ping.rtt_ms.avg"] != "" ? sprintf(", average %s ms", v["ping.rtt_ms.avg"]) : "")
+	else if (v["ping.error"] != "") printf "Ping %s: %s\n", h, v["ping.error"]
+	if (v["tcp.port"] != "")
+		printf "TCP port %s: %s%s\n", v["tcp.port"], v["tcp.result"], \
+		    (v["tcp.result"] == "refused" ? " (the host is up, nothing listens there)" : "")
+	printf "%s is %s.\n", h, (v["reachable"] == "true" ? "reachable" : v["reachable"] == "false" ? "not reachable" : "of unknown reachability (no probe could run)")
+}'

@@ -25,5 +25,21 @@ warn=
 if [ "$d4" = null ] && [ "$d6" = null ]; then
 	warn="no default route: only directly connected networks are reachable"
 fi
-printf '{"default_ipv4":%s,"default_ipv6":%s,"ipv4":%s,"ipv6":%s,"warnings":%s}\n' \
-	"$d4" "$d6" "$(list 4)" "$(list 6)" "$(printf '%s\n' "$warn" | json_lines)"
+emit "$(printf '{"default_ipv4":%s,"default_ipv6":%s,"ipv4":%s,"ipv6":%s,"warnings":%s}' \
+	"$d4" "$d6" "$(list 4)" "$(list 6)" "$(printf '%s\n' "$warn" | json_lines)")" '
+function one(f, p) {
+	printf "  %-22s %s%s%s\n", v[p ".dest"], (v[p ".gateway"] == "null" ? "" : "via " v[p ".gateway"] " "), \
+	    "on " v[p ".iface"], (v[p ".metric"] + 0 ? ", metric " v[p ".metric"] : "")
+}
+END {
+	for (k = 4; k <= 6; k += 2) {
+		d = "default_ipv" k
+		if (v[d ".iface"] == "") printf "IPv%d default route: none\n", k
+		else printf "IPv%d default route: %s%s\n", k, (v[d ".gateway"] == "null" ? "" : "via " v[d ".gateway"] " "), "on " v[d ".iface"]
+	}
+	for (k = 4; k <= 6; k += 2) {
+		printf "IPv%d routes (%d):\n", k, n("ipv" k)
+		for (i = 0; i < n("ipv" k); i++) one(k, "ipv" k "." i)
+	}
+	warnings()
+}'

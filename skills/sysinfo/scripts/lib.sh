@@ -15,6 +15,8 @@
 #   json_lines               stdin lines -> JSON array of strings
 #   tool NAME                finds NAME, or the BusyBox applet: sets $TOOL
 #   run_to SECS CMD...       runs CMD, killed after SECS seconds (rc 143)
+#   emit JSON RENDER         prints JSON, or with --text the answer for a
+#                            person that the awk program RENDER writes
 #
 # Exit statuses: 0 ok (a failed probe is a result, not an error),
 # 1 the system cannot answer (missing /proc, no tool), 2 bad input.
@@ -76,19 +78,34 @@ json_lines() {
 }
 
 die() {
-	printf '{"error":%s}\n' "$(json_str "$2")"
+	if [ "$FORMAT" = text ]; then
+		printf '%s\n' "$2"
+	else
+		printf '{"error":%s}\n' "$(json_str "$2")"
+	fi
 	exit "$1"
 }
 
 have() { command -v "$1" >/dev/null 2>&1; }
 
-# tool NAME: TOOL becomes "NAME" or "busybox NAME"; returns 1 when neither
-# shellcheck disable=SC2086 # $TOOL may be "busybox NAME"
-# exists. Use $TOOL unquoted so the two words split.
+# tool NAME: TOOL becomes the path of NAME found on PATH, or "busybox NAME";
+# returns 1 when neither exists. The path, not the bare name: a BusyBox
+# shell that prefers its applets would otherwise run the applet instead of
+# the installed tool (OpenWrt's logread is not BusyBox's). Use $TOOL
+# unquoted so "busybox NAME" splits.
 tool() {
 	TOOL=
-	if have "$1"; then
-		TOOL=$1
+	_ifs=$IFS
+	IFS=:
+	for _d in $PATH; do
+		if [ -n "$_d" ] && [ -f "$_d/$1" ] && [ -x "$_d/$1" ]; then
+			TOOL=$_d/$1
+			break
+		fi
+	done
+	IFS=$_ifs
+	if [ -n "$TOOL" ]; then
+		return 0
 	elif have busybox && busybox --list 2>/dev/null | grep -qx "$1"; then
 		TOOL="busybox $1"
 	else
@@ -245,6 +262,101 @@ in_int() {
 	done
 	eval "$2=\$_iv"
 }
+# Output: JSON for a model by default; --text (first arguments) gives the
+# same answer written for a person. Flags are taken off "$@".
+FORMAT=json
+while [ $# -gt 0 ]; do
+	case $1 in
+	--text) FORMAT=text ;;
+	--json) FORMAT=json ;;
+	*) break ;;
+	esac
+	shift
+done
+
+# _FLAT_AWK turns one JSON value into "path<TAB>value" lines: object keys
+# and array indexes joined by "." (disk.0.mount), strings unescaped onto
+# one line, and "path#<TAB>N" for the length of each array.
+# shellcheck disable=SC2016 # awk program
+_FLAT_AWK='
+function path(k,   p, l) {
+	p = ""
+	for (l = 1; l <= k; l++) p = p (l > 1 ? "." : "") (typ[l] == "{" ? key[l] : idx[l])
+	return p
+}
+{ s = (NR > 1) ? s "\n" $0 : $0 }
+END {
+	n = length(s); d = 0; i = 1
+	while (i <= n) {
+		c = substr(s, i, 1)
+		if (c == "{" || c == "[") {
+			had[d] = 1; d++; typ[d] = c; idx[d] = 0; wk[d] = (c == "{"); had[d] = 0
+		} else if (c == "}" || c == "]") {
+			if (c == "]") print path(d - 1) "#\t" (had[d] ? idx[d] + 1 : 0)
+			d--
+		} else if (c == ",") {
+			if (typ[d] == "[") idx[d]++; else wk[d] = 1
+		} else if (c == "\"") {
+			str = ""; i++
+			while (i <= n && (c = substr(s, i, 1)) != "\"") {
+				if (c == "\\") {
+					c = substr(s, ++i, 1)
+					if (c == "u") {
+						c = substr(s, i + 1, 4); i += 4
+						c = (c ~ /^00[2-7]/) ? sprintf("%c", index("0123456789abcdef", tolower(substr(c, 3, 1))) * 16 + index("0123456789abcdef", tolower(substr(c, 4, 1))) - 17) : " "
+					} else if (c ~ /[ntrbf]/) c = " "
+				}
+				str = str c; i++
+			}
+			if (typ[d] == "{" && wk[d]) { key[d] = str; wk[d] = 0 }
+			else { had[d] = 1; print path(d) "\t" str }
+		} else if (!index(" \t\r\n:", c)) {
+			tok = ""
+			while (i <= n && !index(" \t\r\n,:{}[]", c = substr(s, i, 1))) { tok = tok c; i++ }
+			had[d] = 1; print path(d) "\t" tok
+			continue
+		}
+		i++
+	}
+}'
+
+# Helpers for the text renderers: v[path] holds the flattened JSON;
+# kb() and secs() write sizes and durations the way df -h and uptime do.
+# shellcheck disable=SC2016 # awk program
+TEXT_AWK='
+{ t = index($0, "\t"); v[substr($0, 1, t - 1)] = substr($0, t + 1) }
+function kb(k) {
+	if (k == "" || k == "null") return "?"
+	k += 0
+	if (k >= 1048576) return sprintf("%.1fG", k / 1048576)
+	if (k >= 10240) return sprintf("%.0fM", k / 1024)
+	if (k >= 1024) return sprintf("%.1fM", k / 1024)
+	return sprintf("%dK", k)
+}
+function secs(s) {
+	if (s == "" || s == "null") return "?"
+	s += 0
+	if (s >= 86400) return sprintf("%dd %dh", s / 86400, s % 86400 / 3600)
+	if (s >= 3600) return sprintf("%dh %dm", s / 3600, s % 3600 / 60)
+	if (s >= 60) return sprintf("%dm", s / 60)
+	return sprintf("%ds", s)
+}
+function n(p) { return (p "#") in v ? v[p "#"] + 0 : 0 }
+function warnings(   i) {
+	for (i = 0; i < n("warnings"); i++) printf "! %s\n", v["warnings." i]
+}
+'
+
+# emit JSON RENDER: prints JSON, or for --text the answer RENDER (awk,
+# run after TEXT_AWK over the flattened JSON; usually an END block) writes.
+emit() {
+	if [ "$FORMAT" = text ]; then
+		printf '%s\n' "$1" | awk "$_FLAT_AWK" | awk "$TEXT_AWK$2"
+	else
+		printf '%s\n' "$1"
+	fi
+}
+
 # ---- end of the common part (identical in every bundled skill) ----
 
 # Skill-specific helpers: sysinfo.

@@ -125,8 +125,34 @@ top=$(SKILL_INPUT='{"top":5,"sample":0}' sh "$here/processes.sh" </dev/null 2>/d
 	sed -n 's/.*"processes":\(\[.*\]\)}$/\1/p')
 [ -n "$top" ] || top=null
 
-printf '{"hostname":%s,"os":%s,"kernel":%s,"arch":%s,"model":%s,"uptime_s":%s,"load":%s,"cpus":%s,"procs":%s,"mem_kb":%s,"mem_used_pct":%s,"disk":%s,"temps_c":%s,"top_mem":%s,"warnings":%s}\n' \
+emit "$(printf '{"hostname":%s,"os":%s,"kernel":%s,"arch":%s,"model":%s,"uptime_s":%s,"load":%s,"cpus":%s,"procs":%s,"mem_kb":%s,"mem_used_pct":%s,"disk":%s,"temps_c":%s,"top_mem":%s,"warnings":%s}' \
 	"$(json_str "$hostname")" "$(json_str "$os")" "$(json_str "$kernel")" \
 	"$(json_str "$arch")" "$(json_str "$model")" "$uptime_s" "$load" \
 	"$cpus" "$procs" "$mem" "$mem_pct" "$disk" "$temps_json" "$top" \
-	"$(printf '%s' "$warn" | json_lines)"
+	"$(printf '%s' "$warn" | json_lines)")" '
+END {
+	printf "%s: %s%s (%s), kernel %s; up %s\n", v["hostname"], v["os"], \
+	    v["model"] != "" ? " on " v["model"] : "", v["arch"], v["kernel"], secs(v["uptime_s"])
+	c = v["cpus"] + 0
+	l = v["load.0"] + 0
+	printf "Load: %s %s %s (1, 5, 15 min) on %d CPU%s: %s\n", v["load.0"], v["load.1"], \
+	    v["load.2"], c, (c == 1 ? "" : "s"), (l > 2 * c ? "overloaded" : l > c ? "busy" : "fine")
+	t = v["mem_kb.total"]; a = v["mem_kb.available"]; st = v["mem_kb.swap_total"]
+	printf "Memory: %s of %s available (%s%% used)", kb(a), kb(t), v["mem_used_pct"]
+	if (st > 0) printf "; swap %s of %s used", kb(st - v["mem_kb.swap_free"]), kb(st)
+	printf "\n"
+	for (i = 0; i < n("disk"); i++) {
+		if (v["disk." i ".ro"] == "true") continue
+		d = d (d == "" ? "" : ", ") sprintf("%s %s%% used (%s free)", v["disk." i ".mount"], \
+		    v["disk." i ".use_pct"], kb(v["disk." i ".avail_kb"]))
+	}
+	if (d != "") printf "Disk: %s\n", d
+	for (i = 0; i < n("temps_c"); i++)
+		tc = tc (i ? ", " : "") sprintf("%s %.0f C", v["temps_c." i ".zone"], v["temps_c." i ".c"])
+	if (tc != "") printf "Temperature: %s\n", tc
+	for (i = 0; i < n("top_mem"); i++)
+		tm = tm (i ? ", " : "") v["top_mem." i ".name"] " " kb(v["top_mem." i ".rss_kb"])
+	if (tm != "") printf "Most memory: %s\n", tm
+	if (n("warnings") == 0) print "Nothing looks wrong."
+	warnings()
+}'

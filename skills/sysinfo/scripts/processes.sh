@@ -151,7 +151,7 @@ count=$(printf '%s\n' "$rows" | wc -l)
 top=$(printf '%s\n' "$rows" | sort -rn | head -n "$TOP")
 
 # Add the command line of the listed processes, then print.
-{
+json=$({
 	printf '%s\n' "$top" | sed 's/^/@r	/'
 	printf '%s\n' "$top" | while IFS="$tab" read -r _k pid _j; do
 		printf '@c\t%s\t' "$pid"
@@ -173,4 +173,16 @@ END {
 		printf "%s%s", (i > 1 ? "," : ""), r
 	}
 	printf "]}\n"
+}')
+emit "$json" '
+END {
+	printf "%d processes; the top %d by %s:\n", v["count"], n("processes"), \
+	    v["sort"] == "cpu" ? "CPU over " v["sample_s"] " s" : "memory"
+	printf "  %6s %6s %5s %5s  %s\n", "PID", "RSS", "MEM%", "CPU%", "COMMAND"
+	for (i = 0; i < n("processes"); i++) {
+		p = "processes." i
+		c = v[p ".cmd"] != "" ? v[p ".cmd"] : v[p ".name"]
+		printf "  %6s %6s %5s %5s  %s\n", v[p ".pid"], kb(v[p ".rss_kb"]), v[p ".mem_pct"], \
+		    v[p ".cpu_pct"] == "null" ? "-" : v[p ".cpu_pct"], substr(c, 1, 60)
+	}
 }'

@@ -1,5 +1,5 @@
 #!/bin/sh
-# disk.sh - filesystem usage, and the largest directories directly under a
+# usage.sh - filesystem usage, and the largest directories directly under a
 # path (what to clean up when space runs out).
 #
 # Input:  {"path": "/", "top": 10}
@@ -63,8 +63,24 @@ if [ "$TOP" -gt 0 ]; then
 		NF >= 2 { j = j (n++ ? "," : "") "{\"path\":" jstr(substr($0, length($1) + 2)) ",\"size_kb\":" jnum($1) "}" }
 		END { print "[" j "]" }')
 	[ "$complete" = false ] && warn="${warn:+$warn$nl}the scan of $DIR took too long and was cut: sizes are partial"
+	[ "$largest" = "[]" ] && warn="${warn:+$warn$nl}no folder under $DIR could be measured: no permission to read it (or the sandbox does not allow it)"
 fi
 
-printf '{"filesystems":%s,"path":%s,"path_mount":%s,"largest":%s,"scanned_kb":%s,"complete":%s,"warnings":%s}\n' \
+emit "$(printf '{"filesystems":%s,"path":%s,"path_mount":%s,"largest":%s,"scanned_kb":%s,"complete":%s,"warnings":%s}' \
 	"$fs" "$(json_str "$DIR")" "$pm" "$largest" "$scanned" "$complete" \
-	"$(printf '%s\n' "$warn" | json_lines)"
+	"$(printf '%s\n' "$warn" | json_lines)")" '
+END {
+	print "Filesystems:"
+	for (i = 0; i < n("filesystems"); i++) {
+		f = "filesystems." i
+		printf "  %-16s %4s%% used, %6s free of %6s%s\n", v[f ".mount"], v[f ".use_pct"], \
+		    kb(v[f ".avail_kb"]), kb(v[f ".size_kb"]), v[f ".ro"] == "true" ? " (read-only)" : ""
+	}
+	if (n("largest") > 0) {
+		printf "Largest under %s (%s in all%s):\n", v["path"], kb(v["scanned_kb"]), \
+		    v["complete"] == "true" ? "" : ", scan cut short"
+		for (i = 0; i < n("largest"); i++)
+			printf "  %7s  %s\n", kb(v["largest." i ".size_kb"]), v["largest." i ".path"]
+	}
+	warnings()
+}'
