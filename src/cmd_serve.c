@@ -89,6 +89,7 @@ struct turnreq {
 	const char	*session;	/* the name on disk; NULL: ephemeral */
 	const char	*shown;		/* the name the client knows */
 	const char	*model;
+	const char	*agent;		/* the entry agent; NULL: skillbox */
 	int		 include_usage;
 	int		 answer;	/* the input answers the question */
 	int		 decide;	/* {"approve": ...} came */
@@ -520,21 +521,12 @@ ep_health(struct srv *s, struct conn *c)
 	return respond(s, c, 200, "application/json", b, (size_t)n, NULL);
 }
 
-static int
-ep_models(struct srv *s, struct conn *c)
-{
-	char b[192];
-	int n;
-
-	n = snprintf(b, sizeof(b), "{\"object\":\"list\",\"data\":[{\"id\":"
-	    "\"skillbox\",\"object\":\"model\",\"created\":%lld,\"owned_by\":"
-	    "\"skillbox\"}]}\n", s->started);
-	return respond(s, c, 200, "application/json", b, (size_t)n, NULL);
-}
-
 struct skills_ctx {
 	struct json_writer	*w;
 	const char		*only;
+	const char		*find;		/* each_model: look for this */
+	int			 found;
+	long long		 created;
 };
 
 /* 1 when name is a word of the space-separated list (NULL: all). */
@@ -570,31 +562,117 @@ each_skill(void *ctx, const struct skill *sk)
 	return 0;
 }
 
+static void
+put_model(struct json_writer *w, const char *id, long long created)
+{
+	json_begin_obj(w);
+	json_key(w, "id");
+	json_put_str(w, id);
+	json_key(w, "object");
+	json_put_str(w, "model");
+	json_key(w, "created");
+	json_put_int(w, created);
+	json_key(w, "owned_by");
+	json_put_str(w, "skillbox");
+	json_end_obj(w);
+}
+
+/* An orchestration skill the token may use is a model of its own. */
+static int
+each_model(void *ctx, const struct skill *sk)
+{
+	struct skills_ctx *x = ctx;
+
+	if ((sk->flags & (SKILL_NO_MODEL | SKILL_OSKILL)) != SKILL_OSKILL ||
+	    !in_words(x->only, sk->name))
+		return 0;
+	if (x->find != NULL)
+		x->found |= strcmp(sk->name, x->find) == 0;
+	else
+		put_model(x->w, sk->name, x->created);
+	return 0;
+}
+
+/* Walk the skills the token may use with fn; 0 or -E_*. */
+static int
+walk_skills(struct srv *s, struct conn *c, struct skills_ctx *x,
+    int (*fn)(void *, const struct skill *))
+{
+	struct skill_reg reg;
+	int e;
+
+	x->only = c->tok >= 0 ? s->only[c->tok] : NULL;
+	x->created = s->started;
+	if ((e = skill_reg_init(&reg, s->cfg->skills, s->cfg->nskills, NULL,
+	    NULL)) == 0)
+		e = skill_reg_each(&reg, fn, x);
+	skill_reg_free(&reg);
+	return e;
+}
+
 static int
 ep_skills(struct srv *s, struct conn *c)
 {
-	struct skill_reg reg;
 	struct skills_ctx x;
 	struct json_writer w;
 	struct sbuf sb;
 	int e;
 
+	memset(&x, 0, sizeof(x));
 	sbuf_init(&sb, &c->a, 0);
 	json_writer_init(&w, &sb);
 	json_begin_obj(&w);
 	json_key(&w, "skills");
 	json_begin_arr(&w);
 	x.w = &w;
-	x.only = c->tok >= 0 ? s->only[c->tok] : NULL;
-	if ((e = skill_reg_init(&reg, s->cfg->skills, s->cfg->nskills, NULL,
-	    NULL)) == 0)
-		e = skill_reg_each(&reg, each_skill, &x);
-	skill_reg_free(&reg);
+	e = walk_skills(s, c, &x, each_skill);
 	json_end_arr(&w);
 	json_end_obj(&w);
 	if (e != 0)
 		return respond_err(s, c, 503, "server_error", "cannot list the "
 		    "skills", NULL);
+	return send_json(s, c, &sb);
+}
+
+/* The entry agent a request names: NULL or "skillbox" is the default;
+ * else an orchestration skill the token may use. 0, or -E_NOENT. */
+static int
+find_agent(struct srv *s, struct conn *c, const char *name)
+{
+	struct skills_ctx x;
+
+	if (name == NULL || *name == '\0' || strcmp(name, "skillbox") == 0)
+		return 0;
+	if (!SKILLBOX_ORCH)
+		return -E_NOENT;
+	memset(&x, 0, sizeof(x));
+	x.find = name;
+	return walk_skills(s, c, &x, each_model) == 0 && x.found ? 0 :
+	    -E_NOENT;
+}
+
+static int
+ep_models(struct srv *s, struct conn *c)
+{
+	struct skills_ctx x;
+	struct json_writer w;
+	struct sbuf sb;
+
+	memset(&x, 0, sizeof(x));
+	sbuf_init(&sb, &c->a, 0);
+	json_writer_init(&w, &sb);
+	json_begin_obj(&w);
+	json_key(&w, "object");
+	json_put_str(&w, "list");
+	json_key(&w, "data");
+	json_begin_arr(&w);
+	x.w = &w;
+	put_model(&w, "skillbox", s->started);	/* the default entry agent */
+	if (SKILLBOX_ORCH && walk_skills(s, c, &x, each_model) < 0)
+		return respond_err(s, c, 503, "server_error", "cannot list the "
+		    "skills", NULL);
+	json_end_arr(&w);
+	json_end_obj(&w);
 	return send_json(s, c, &sb);
 }
 
@@ -847,6 +925,12 @@ parse_turn(struct srv *s, struct conn *c, int oai, int *bad)
 			str = arena_printf(&c->a, "web-%s", hex);
 		}
 		tr->shown = str;
+		if ((t = json_get(&d, 0, "agent")) >= 0 &&
+		    !json_is_null(&d, t) && json_str(&d, &c->a, t, &str,
+		    NULL) != 0)
+			return respond_err(s, c, 400, "invalid_request_error",
+			    "'agent' must be a string", NULL);
+		tr->agent = t >= 0 && !json_is_null(&d, t) ? str : NULL;
 		c->kind = acc != NULL && strstr(acc, "application/json") &&
 		    !strstr(acc, "text/event-stream") ? K_RUN_JSON : K_RUN_SSE;
 	} else {
@@ -861,7 +945,7 @@ parse_turn(struct srv *s, struct conn *c, int oai, int *bad)
 			    &tr->include_usage);
 		if (json_str(&d, &c->a, json_get(&d, 0, "model"), &str, NULL)
 		    == 0)
-			tr->model = str;
+			tr->model = tr->agent = str;
 		m = json_get(&d, 0, "messages");
 		if (m < 0 || d.t[m].type != JSON_ARR || d.t[m].size == 0)
 			return respond_err(s, c, 400, "invalid_request_error",
@@ -910,6 +994,12 @@ parse_turn(struct srv *s, struct conn *c, int oai, int *bad)
 			tr->nseed = 0;	/* the session holds the history */
 		}
 	}
+	if (find_agent(s, c, tr->agent) != 0)
+		return respond_err(s, c, 404, oai ? "invalid_request_error" :
+		    "not_found", oai ? "no such model: GET /v1/models lists "
+		    "them" : "no such agent: GET /v1/models lists them", NULL);
+	if (tr->agent != NULL && strcmp(tr->agent, "skillbox") == 0)
+		tr->agent = NULL;
 	if (tr->shown != NULL &&
 	    (tr->session = stored_name(s, c, tr->shown)) == NULL)
 		return respond_err(s, c, 400, "invalid_request_error", "bad "
@@ -1259,6 +1349,7 @@ worker(struct srv *s, struct conn *c, int wfd)
 	if (c->kind == K_RUN_SSE || c->kind == K_OAI_SSE)
 		w_printf(&w, "200 text/event-stream %s\n", tr->shown ?
 		    tr->shown : "-");
+	agent_entry(ag, tr->agent, 0);
 	agent_usage(ag, &in0, &out0, &cost);
 	st = tr->decide ? agent_decide(ag, tr->approve, tr->reason, &final) :
 	    tr->answer ? cmd_agent_reply(ag, tr->input, tr->inlen,
