@@ -338,8 +338,19 @@ struct frame {
 	int			 tools_off;	/* tools listed, not offered */
 #if SKILLBOX_ORCH
 	struct orch		*orch;		/* an orchestrator's run */
+	unsigned		 maxd;		/* its agents go this deep */
 #endif
 };
+
+/* How deep the agents below frame f may go: limits.depth, lowered by a
+ * skill's metadata.max_agent_depth on the way down (ORCH=1 builds). */
+#if SKILLBOX_ORCH
+#define MAXD(f)		((f)->maxd)
+#define DEEPEST(ag)	((ag)->cfg->limits.depth)
+#else
+#define MAXD(f)		MAX_DEPTH
+#define DEEPEST(ag)	MAX_DEPTH
+#endif
 
 static int
 may_handoff(const struct agent *ag, const char *from, const char *to)
@@ -521,7 +532,7 @@ frame_setup(struct agent *ag, struct frame *f)
 			    sk->name, body);
 	}
 	/* Handoff tools, entry agent and (where allowed) skill agents. */
-	if ((f->skill == NULL ? !ag->cfg->skill_inline : f->depth < MAX_DEPTH) &&
+	if ((f->skill == NULL ? !ag->cfg->skill_inline : f->depth < MAXD(f)) &&
 	    add_handoffs(ag, f, cap) != 0)
 		return -E_NOMEM;
 	if (sb.err)
@@ -658,11 +669,12 @@ offered(const struct frame *f, const char *name)
 }
 
 /* One call: returns the result text for the model in *out. */
-/* A skill agent's frame f for sk, its task the first message; its
- * messages live in the turn's arena. 0 or -E_NOMEM. */
+/* A skill agent's frame f for sk at depth, under a frame whose agents go
+ * lim deep; its task is the first message; its messages live in the
+ * turn's arena. 0 or -E_NOMEM. */
 static int
 frame_skill(struct agent *ag, struct frame *f, const struct skill *sk,
-    const char *task, unsigned depth)
+    const char *task, unsigned depth, unsigned lim)
 {
 	memset(f, 0, sizeof(*f));
 	f->name = sk->name;
@@ -672,6 +684,14 @@ frame_skill(struct agent *ag, struct frame *f, const struct skill *sk,
 	f->head = &f->own;
 	f->tail = &f->own_tail;
 	f->depth = depth;
+#if SKILLBOX_ORCH
+	f->maxd = lim;
+	if ((sk->flags & SKILL_DEPTH_MASK) != 0)
+		f->maxd = MIN(lim, depth - 1 +
+		    ((sk->flags & SKILL_DEPTH_MASK) >> SKILL_DEPTH_SHIFT));
+#else
+	(void)lim;
+#endif
 	if (frame_setup(ag, f) != 0 || msg_add(ag, f->a, f->tail, LLM_USER,
 	    task, strlen(task)) == NULL)
 		return -E_NOMEM;
@@ -685,23 +705,20 @@ frame_skill(struct agent *ag, struct frame *f, const struct skill *sk,
  * the skills it is allowed (Allowed-Skills, or every other skill), in one
  * of two sessions:
  * - loop: the model calls one tool a step and reads its result, until
- *   final_answer or cannot_complete; OR_MAX_STEPS model calls and
- *   OR_MAX_ERRORS failed steps at most.
+ *   final_answer or cannot_complete; limits.steps model calls and
+ *   limits.step_errors failed steps at most.
  * - sop (the default): the model writes a LightSOPLang plan (plan.h); it
  *   is parsed and checked whole, then its steps run in order of their
  *   dependencies, each a skill agent whose task is the step's arguments
  *   (references replaced by the results). A plan that does not parse is
  *   sent back with the error; a step that fails asks for a new plan with
- *   what was done so far; after OR_MAX_PLANS plans the session goes on as
+ *   what was done so far; after limits.plans plans the session goes on as
  *   a loop (function calls instead of a plan).
  * A Preparation section is a stage before the main one, with its own
  * tools (Allowed-Prep-Skills); its final_answer goes to the main stage.
  * Every stage change is an `orchestrate` event, so a paused turn is
  * rebuilt from the log without asking the model again.
  */
-#define OR_MAX_STEPS	12
-#define OR_MAX_ERRORS	3
-#define OR_MAX_PLANS	3
 
 enum or_stage { OS_PREP, OS_LOOP, OS_PLAN, OS_RUN };
 
@@ -802,7 +819,7 @@ orch_setup(struct agent *ag, struct frame *f)
 	if (sec.n > 0)
 		sbuf_printf(&sb, "\n# Instructions\n%.*s\n", (int)sec.n,
 		    sec.p);
-	if (f->depth < MAX_DEPTH && add_handoffs(ag, f, cap) != 0)
+	if (f->depth < MAXD(f) && add_handoffs(ag, f, cap) != 0)
 		return -E_NOMEM;
 	if (o->stage == OS_PREP) {
 		sec = skill_osk_section(o->body, "preparation");
@@ -945,7 +962,7 @@ orch_answered(struct agent *ag, struct frame *f, int plan_only)
 				return 0;
 			}
 			e = orch_stage(ag, f, OS_RUN, NULL, sb.p, 1);
-		} else if (o->plans >= OR_MAX_PLANS) {
+		} else if (o->plans >= ag->cfg->limits.plans) {
 			sbuf_printf(&sb, "No valid plan after %u tries (the "
 			    "last: line %u, column %u: %s). Do the task with "
 			    "the tools instead, one call a step.", o->plans,
@@ -1029,7 +1046,7 @@ orch_run(struct agent *ag, struct frame *fs, unsigned *top)
 		return;
 	}
 	sk = skill_find(&ag->reg, st->cmd);
-	if (sk == NULL || *top + 1 > MAX_DEPTH) {
+	if (sk == NULL || f->depth >= MAXD(f)) {
 		snprintf(ag->why, sizeof(ag->why), "%s: step @%s cannot run "
 		    "%s here", f->name, st->var, st->cmd);
 		ag->stop = AG_FAIL;
@@ -1037,7 +1054,8 @@ orch_run(struct agent *ag, struct frame *fs, unsigned *top)
 		return;
 	}
 	ev_handoff(ag, f->name, sk->name, 0, task, 0);
-	if (frame_skill(ag, &fs[*top + 1], sk, task, f->depth + 1) != 0) {
+	if (frame_skill(ag, &fs[*top + 1], sk, task, f->depth + 1, MAXD(f))
+	    != 0) {
 		ag->stop = AG_NOMEM;
 		return;
 	}
@@ -1062,7 +1080,8 @@ orch_step_done(struct agent *ag, struct frame *f, const char *r, int failed)
 	}
 	if (ag->stop != AG_OK)
 		return;			/* a limit or the memory: the end */
-	if (++o->errors >= OR_MAX_ERRORS || o->plans >= OR_MAX_PLANS) {
+	if (++o->errors >= ag->cfg->limits.step_errors ||
+	    o->plans >= ag->cfg->limits.plans) {
 		snprintf(ag->why, sizeof(ag->why), "%s gave up after %u failed "
 		    "steps and %u plans; the last, @%s (%s): %s", f->name,
 		    o->errors, o->plans, st->var, st->cmd, r);
@@ -1475,7 +1494,7 @@ run_call(struct agent *ag, struct frame *fs, unsigned *top,
 		struct json_doc d;
 		char *task = NULL;
 
-		if (sk == NULL || f->depth >= MAX_DEPTH ||
+		if (sk == NULL || f->depth >= MAXD(f) ||
 		    (sk->flags & SKILL_NO_MODEL) ||
 		    !may_handoff(ag, f->name, to)) {
 			out->text = "no such skill agent here";
@@ -1497,7 +1516,8 @@ run_call(struct agent *ag, struct frame *fs, unsigned *top,
 		}
 #endif
 		ev_handoff(ag, f->name, sk->name, 0, task, 0);
-		if (frame_skill(ag, sub, sk, task, f->depth + 1) != 0) {
+		if (frame_skill(ag, sub, sk, task, f->depth + 1, MAXD(f))
+		    != 0) {
 			ag->stop = AG_NOMEM;
 			return 0;
 		}
@@ -1631,7 +1651,7 @@ call_done(struct agent *ag, struct frame *f, const struct llm_call *c,
 	ev_tool_end(ag, f->name, c->id, c->name, out, net_now_ms() - t0);
 #if SKILLBOX_ORCH
 	if (f->orch != NULL && out->is_error && ag->stop == AG_OK &&
-	    ++f->orch->errors >= OR_MAX_ERRORS) {
+	    ++f->orch->errors >= ag->cfg->limits.step_errors) {
 		snprintf(ag->why, sizeof(ag->why), "stopped: %u failed steps "
 		    "in %s", f->orch->errors, f->name);
 		ag->stop = AG_FAIL;
@@ -1852,10 +1872,10 @@ run_frames(struct agent *ag, struct frame *fs, unsigned top, int resumed,
 			continue;
 #if SKILLBOX_ORCH
 		if (f->orch != NULL && f->orch->stage <= OS_LOOP &&
-		    ++f->orch->steps > OR_MAX_STEPS) {
+		    ++f->orch->steps > ag->cfg->limits.steps) {
 			snprintf(ag->why, sizeof(ag->why), "stopped: %s took "
 			    "%u steps without an answer", f->name,
-			    OR_MAX_STEPS);
+			    ag->cfg->limits.steps);
 			ag->stop = AG_LIMIT;
 			ev_error(ag, ag->why);
 			continue;
@@ -2485,7 +2505,7 @@ agent_turn(struct agent *ag, const char *input, size_t n, const char **final)
 			turn_end(ag, AG_FAIL, *final);
 			return AG_FAIL;
 		}
-		if (frame_skill(ag, f, sk, text, 1) != 0)
+		if (frame_skill(ag, f, sk, text, 1, DEEPEST(ag)) != 0)
 			return AG_NOMEM;
 		st = run_frames(ag, fs, 0, 0, &ans);
 		return turn_finish(ag, st, ans, NULL, NULL, final);
@@ -2493,6 +2513,9 @@ agent_turn(struct agent *ag, const char *input, size_t n, const char **final)
 		mark_tail = ag->tail;
 		mark = *ag->tail;
 		f->name = "entry";
+#if SKILLBOX_ORCH
+		f->maxd = DEEPEST(ag);
+#endif
 		f->a = sess(ag);
 		f->head = &ag->msgs;
 		f->tail = &ag->tail;
@@ -2759,7 +2782,8 @@ rb_push(struct rebuild *rb, unsigned i, const char *skill, const char *task,
 
 	if (sk == NULL)
 		return -E_NOENT;	/* removed while paused */
-	if (frame_skill(rb->ag, &rb->fs[i], sk, task, depth) != 0)
+	if (frame_skill(rb->ag, &rb->fs[i], sk, task, depth, i == 0 ?
+	    DEEPEST(rb->ag) : MAXD(&rb->fs[i - 1])) != 0)
 		return -E_NOMEM;
 	rb->top = (int)i;
 	return 0;
@@ -2796,6 +2820,9 @@ on_rebuild(void *ctx, const struct json_doc *d, unsigned line)
 			f = &rb->fs[0];
 			memset(f, 0, sizeof(*f));
 			f->name = "entry";
+#if SKILLBOX_ORCH
+			f->maxd = DEEPEST(ag);
+#endif
 			f->a = sess(ag);
 			f->head = &ag->msgs;
 			f->tail = &ag->tail;

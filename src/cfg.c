@@ -20,6 +20,7 @@
 #include "sandbox.h"
 #include "skill.h"
 #include "str.h"
+#include "switches.h"
 
 enum ktype {
 	K_SECTION, K_STR, K_PATH, K_URL, K_ENV, K_PROVIDER, K_BOOL, K_MEM,
@@ -77,6 +78,12 @@ static const struct key keys[] = {
 	    3600 },
 	{ "limits.idle_timeout", K_UINT, F(limits.idle_s), 0, 1, 3600 },
 	{ "limits.retries", K_UINT, F(limits.retries), 0, 0, 10 },
+#if SKILLBOX_ORCH
+	{ "limits.depth", K_UINT, F(limits.depth), 0, 1, 3 },
+	{ "limits.steps", K_UINT, F(limits.steps), 0, 1, 1000 },
+	{ "limits.step_errors", K_UINT, F(limits.step_errors), 0, 1, 100 },
+	{ "limits.plans", K_UINT, F(limits.plans), 0, 1, 100 },
+#endif
 	{ "prices", K_PRICES, 0, 0, 0, CFG_MAX_PRICES },
 	{ "sandbox", K_SECTION, 0, 0, 0, 0 },
 	{ "sandbox.allow", K_TOOLS, L(sandbox.allow, sandbox.nallow) },
@@ -889,6 +896,12 @@ cfg_defaults(struct cfg *c)
 	c->limits.first_byte_s = 120;
 	c->limits.idle_s = 60;
 	c->limits.retries = 3;
+#if SKILLBOX_ORCH
+	c->limits.depth = 3;
+	c->limits.steps = 12;
+	c->limits.step_errors = 3;
+	c->limits.plans = 3;
+#endif
 	c->serve.listen = "127.0.0.1:8080";
 	c->serve.max_conns = 64;
 	c->serve.max_turns = 2;

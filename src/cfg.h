@@ -55,6 +55,11 @@
  *	  first_byte_timeout: 120
  *	  idle_timeout: 60
  *	  retries: 3                  # extra attempts on 429/5xx
+ *	  depth: 3                    # ORCH=1 builds: agents below the
+ *	                              # entry agent, 1..3 (handoffs, steps)
+ *	  steps: 12                   # ORCH: model calls of a loop session
+ *	  step_errors: 3              # ORCH: failed steps before it stops
+ *	  plans: 3                    # ORCH: SOP plans, then function calls
  *	prices:                       # per million tokens
  *	  MODEL: { input: 0.15, output: 0.60 }
  *	sandbox:
@@ -154,6 +159,8 @@ struct cfg {
 		size_t		output_cap;
 		size_t		workspace;
 		unsigned	connect_s, first_byte_s, idle_s, retries;
+		unsigned	depth;		/* ORCH: agents below entry */
+		unsigned	steps, step_errors, plans;	/* ORCH */
 	}		 limits;
 	struct cfg_price prices[CFG_MAX_PRICES];
 	unsigned	 nprices;

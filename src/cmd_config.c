@@ -28,6 +28,7 @@
 #include "json.h"
 #include "log.h"
 #include "str.h"
+#include "switches.h"
 
 #define SRC_COL	40	/* where "# source" starts in text output */
 
@@ -248,6 +249,12 @@ put_settings(struct out *o)
 	put_num(o, "limits.first_byte_timeout", c->limits.first_byte_s, NULL);
 	put_num(o, "limits.idle_timeout", c->limits.idle_s, NULL);
 	put_num(o, "limits.retries", c->limits.retries, NULL);
+#if SKILLBOX_ORCH
+	put_num(o, "limits.depth", c->limits.depth, NULL);
+	put_num(o, "limits.steps", c->limits.steps, NULL);
+	put_num(o, "limits.step_errors", c->limits.step_errors, NULL);
+	put_num(o, "limits.plans", c->limits.plans, NULL);
+#endif
 	put_prices(o);
 	put_list(o, "sandbox.allow", c->sandbox.allow, c->sandbox.nallow,
 	    "any (no narrowing)");

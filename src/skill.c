@@ -457,6 +457,17 @@ from_fm(struct parse *p, struct skill *sk, const struct fm_node *root,
 			sk->triggers = join(p, k, ", ");
 		if ((k = fm_get(nd, "actions")) != NULL && k->kind == FM_SCALAR)
 			sk->actions = arena_strndup(p->a, k->s, k->n);
+#if SKILLBOX_ORCH
+		if ((k = fm_get(nd, "max_agent_depth")) != NULL &&
+		    k->kind == FM_SCALAR) {
+			if (k->n == 1 && k->s[0] >= '0' && k->s[0] <= '3')
+				sk->flags |= (unsigned)(k->s[0] - '0' + 1) <<
+				    SKILL_DEPTH_SHIFT;
+			else
+				issue(p, K_RULE, k->line, "max-agent-depth",
+				    "metadata max_agent_depth must be 0 to 3");
+		}
+#endif
 	}
 
 	if ((nd = fm_get(root, "allowed-tools")) != NULL &&

@@ -41,6 +41,12 @@ enum skill_flag {
 						 * (hook.c reads them when used) */
 };
 
+/* metadata.max_agent_depth N (0..3), kept as N + 1 in these bits of the
+ * flags (0: not set): the skill's agent starts agents at most N levels
+ * below itself. ORCH=1 builds. */
+#define SKILL_DEPTH_SHIFT	12
+#define SKILL_DEPTH_MASK	(7u << SKILL_DEPTH_SHIFT)
+
 /* What the catalog keeps of a skill, in one block: the struct, then its
  * strings. The name shares the folder name's bytes when they are equal. */
 struct skill {
