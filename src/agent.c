@@ -4,10 +4,14 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -78,6 +82,10 @@ struct agent {
 	struct hook_env		 hooks;
 	int			 approval;	/* the pause is for an approval */
 	const char		*approved;	/* the call a person approved */
+#if SKILLBOX_ORCH
+	int			 relay;		/* a plan step's process: its
+						 * events go to fd relay - 1 */
+#endif
 };
 
 /* --- events */
@@ -103,21 +111,59 @@ ev_begin(struct agent *ag, struct ev *e, const char *type)
 	json_put_uint(&e->w, ag->turn_no);
 }
 
+static void ev_emit(struct agent *ag, struct agent_event *t, const char *json,
+    size_t n, int log);
+
+#if SKILLBOX_ORCH
+static int
+relay_write(int fd, const char *p, size_t n)
+{
+	ssize_t k;
+
+	while (n > 0) {
+		if ((k = write(fd, p, n)) < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+#endif
+
 /* Close the event, log it (unless it is a text delta) and hand it on. */
 static void
 ev_end(struct agent *ag, struct ev *e, int log)
 {
-	struct ev w;
-	long long off = ag->log.off;
-	int x;
-
 	json_end_obj(&e->w);
 	if (json_writer_err(&e->w) != 0) {
 		ag->stop = AG_NOMEM;
 		return;
 	}
-	if (log && ag->logging && (x = slog_append(&ag->log, e->sb.p,
-	    e->sb.len)) != 0) {
+	ev_emit(ag, &e->t, e->sb.p, e->sb.len, log);
+}
+
+/* Log the event t, its JSON line json (unless a text delta: !log), and
+ * hand it on. A plan step's process sends its logged events to the
+ * orchestrator's instead (orch_batch). */
+static void
+ev_emit(struct agent *ag, struct agent_event *t, const char *json, size_t n,
+    int log)
+{
+	struct ev w;
+	long long off = ag->log.off;
+	int x;
+
+#if SKILLBOX_ORCH
+	if (ag->relay > 0) {
+		if (log && (relay_write(ag->relay - 1, json, n) != 0 ||
+		    relay_write(ag->relay - 1, "\n", 1) != 0))
+			_exit(1);	/* the orchestrator is gone */
+		return;
+	}
+#endif
+	if (log && ag->logging && (x = slog_append(&ag->log, json, n)) != 0) {
 		if (x == -E_IO) {
 			snprintf(ag->why, sizeof(ag->why), "session log %s: %s",
 			    ag->log.path, strerror(ag->log.err_no));
@@ -127,8 +173,8 @@ ev_end(struct agent *ag, struct ev *e, int log)
 			 * it carried (a reply's tool calls) must not run
 			 * unlogged. */
 			snprintf(ag->why, sizeof(ag->why), "the %s event (%zu "
-			    "bytes) %s: the turn is stopped", e->t.type,
-			    e->sb.len, x == -E_LIMIT ? "is over the session "
+			    "bytes) %s: the turn is stopped", t->type,
+			    n, x == -E_LIMIT ? "is over the session "
 			    "log's line limit" : "does not fit in the memory "
 			    "budget");
 			ag->stop = x == -E_NOMEM ? AG_NOMEM : AG_FAIL;
@@ -140,12 +186,12 @@ ev_end(struct agent *ag, struct ev *e, int log)
 		ev_end(ag, &w, x == -E_LIMIT);
 	}
 	if (ag->o.on_event != NULL) {
-		e->t.json = e->sb.p;
-		e->t.n = e->sb.len;
-		e->t.off = ag->log.off != off ? ag->log.off : -1;
-		if (e->t.text != NULL && e->t.len == 0)
-			e->t.len = strlen(e->t.text);
-		ag->o.on_event(ag->o.ctx, &e->t);
+		t->json = json;
+		t->n = n;
+		t->off = ag->log.off != off ? ag->log.off : -1;
+		if (t->text != NULL && t->len == 0)
+			t->len = strlen(t->text);
+		ag->o.on_event(ag->o.ctx, t);
 	}
 }
 
@@ -225,7 +271,7 @@ ev_simple(struct agent *ag, const char *type, const char *key,
  * the result). */
 static void
 ev_handoff(struct agent *ag, const char *from, const char *to, int back,
-    const char *text, int offline)
+    const char *text, int offline, const char *step)
 {
 	struct ev ev;
 
@@ -236,6 +282,10 @@ ev_handoff(struct agent *ag, const char *from, const char *to, int back,
 	json_put_str(&ev.w, to);
 	json_key(&ev.w, back ? "result" : "task");
 	json_put_str(&ev.w, text);
+	if (step != NULL) {		/* a plan step's variable */
+		json_key(&ev.w, "step");
+		json_put_str(&ev.w, step);
+	}
 	if (offline) {
 		json_key(&ev.w, "offline");
 		json_put_bool(&ev.w, 1);
@@ -698,6 +748,21 @@ frame_skill(struct agent *ag, struct frame *f, const struct skill *sk,
 	return 0;
 }
 
+/* A string member of obj, copied into a; NULL when missing. */
+static char *
+dstr(const struct json_doc *d, struct arena *a, int obj, const char *key,
+    size_t *n)
+{
+	char *s;
+	size_t len;
+
+	if (json_str(d, a, json_get(d, obj, key), &s, &len) != 0)
+		return NULL;
+	if (n != NULL)
+		*n = len;
+	return s;
+}
+
 /* --- orchestration skills (oskill.md) */
 #if SKILLBOX_ORCH
 /*
@@ -1023,19 +1088,30 @@ next_step(const struct orch *o)
 	return i;
 }
 
-/* Frame fs[*top] runs a plan: start its next step (a skill agent above
- * it), or at the final_answer / cannot_complete step, end. */
+/* The plan step a handoff names (its variable), or when it names none
+ * (older logs: one step at a time), the next one. */
+static unsigned
+step_named(const struct orch *o, const char *var)
+{
+	unsigned i;
+
+	for (i = 0; var != NULL && i < o->plan->n; i++)
+		if (strcmp(o->plan->steps[i].var, var) == 0)
+			return i;
+	return next_step(o);
+}
+
+/* Start plan step o->cur of frame fs[*top]: its skill's agent above it.
+ * At the final_answer / cannot_complete step, the frame's answer. */
 static void
-orch_run(struct agent *ag, struct frame *fs, unsigned *top)
+orch_start(struct agent *ag, struct frame *fs, unsigned *top)
 {
 	struct frame *f = &fs[*top];
 	struct orch *o = f->orch;
-	const struct plan_step *st;
+	const struct plan_step *st = &o->plan->steps[o->cur];
 	const struct skill *sk;
 	char *task;
 
-	o->cur = next_step(o);
-	st = &o->plan->steps[o->cur];
 	if ((task = step_text(ag, o, st)) == NULL) {
 		ag->stop = AG_NOMEM;
 		return;
@@ -1053,7 +1129,7 @@ orch_run(struct agent *ag, struct frame *fs, unsigned *top)
 		ev_error(ag, ag->why);
 		return;
 	}
-	ev_handoff(ag, f->name, sk->name, 0, task, 0);
+	ev_handoff(ag, f->name, sk->name, 0, task, 0, st->var);
 	if (frame_skill(ag, &fs[*top + 1], sk, task, f->depth + 1, MAXD(f))
 	    != 0) {
 		ag->stop = AG_NOMEM;
@@ -1061,6 +1137,19 @@ orch_run(struct agent *ag, struct frame *fs, unsigned *top)
 	}
 	(*top)++;
 	ev_simple(ag, "agent_start", "agent", sk->name);
+}
+
+static int orch_batch(struct agent *ag, struct frame *fs, unsigned top);
+
+/* Frame fs[*top] runs a plan: the steps that are ready at once in
+ * processes of their own (orch_batch), else the next one here. */
+static void
+orch_run(struct agent *ag, struct frame *fs, unsigned *top)
+{
+	if (orch_batch(ag, fs, *top) != 0)
+		return;
+	fs[*top].orch->cur = next_step(fs[*top].orch);
+	orch_start(ag, fs, top);
 }
 
 /* The plan step of frame f ended: r is its result, or when it failed,
@@ -1100,6 +1189,255 @@ orch_step_done(struct agent *ag, struct frame *f, const char *r, int failed)
 	    "the results you need in it as text), and nothing else.");
 	if (sb.err || orch_stage(ag, f, OS_PLAN, sb.p, NULL, 1) != 0)
 		ag->stop = AG_NOMEM;
+}
+
+/*
+ * Plan steps at the same time. When two or more steps are ready, each runs
+ * in a forked copy of this process (at most limits.parallel), which sends
+ * the events it would log down a pipe and ends with "#end STOP FAILED".
+ * When all have ended, their events go to the log and the printer one
+ * step after another, in plan order, as if the steps had run in turn
+ * (each forward handoff names its step, so a replay knows which it was),
+ * and each result is taken as orch_step_done would take it. A step that
+ * paused on a person (a question, an approval) is dropped, its events
+ * too: it runs again here, alone, and asks again. A step whose process
+ * died is a failed step.
+ */
+#define OR_PAR_MAX	8
+#define OR_RELAY_MAX	(4u << 20)	/* bytes of events a step may send */
+
+static enum agent_status run_frames(struct agent *ag, struct frame *fs,
+    unsigned top, int resumed, const char **answer);
+static void count_usage(struct agent *ag, unsigned long in,
+    unsigned long out);
+
+struct par {
+	pid_t		 pid;
+	int		 fd;
+	unsigned	 step;
+	struct sbuf	 out;
+	int		 stop, failed;	/* from "#end"; stop -1: none */
+	char		 why[48];
+};
+
+/* The child's side: run step o->cur of fs[top], send its events to fd. */
+static void
+par_child(struct agent *ag, struct frame *fs, unsigned top, int fd)
+{
+	struct frame *f = &fs[top];
+	const char *ans = NULL, *text;
+	unsigned t = top;
+	char end[32];
+	int failed, n;
+
+	ag->relay = fd + 1;
+	ag->o.stream = 0;
+	llm_disconnect(ag->cl);		/* the parent's connection is its own */
+	orch_start(ag, fs, &t);
+	if (t > top && ag->stop == AG_OK)
+		(void)run_frames(ag, &fs[t], 0, 1, &ans);
+	if (ag->stop != AG_WAIT && t > top) {
+		failed = ag->stop != AG_OK || ans == NULL ||
+		    (fs[t].orch != NULL && fs[t].orch->cannot);
+		text = !failed ? ans : ag->why[0] != '\0' ? ag->why : ans !=
+		    NULL ? ans : "(no result)";
+		ev_handoff(ag, fs[t].name, f->name, 1, text, 0, NULL);
+	} else
+		failed = 1;
+	n = snprintf(end, sizeof(end), "#end %d %d\n", (int)ag->stop, failed);
+	(void)!write(fd, end, (size_t)n);
+	_exit(0);
+}
+
+/* Read every child's events until all pipes close. */
+static void
+par_read(struct par *v, unsigned n)
+{
+	struct pollfd pf[OR_PAR_MAX];
+	unsigned i, open = n;
+	char buf[4096];
+	ssize_t k;
+
+	while (open > 0) {
+		for (i = 0; i < n; i++) {
+			pf[i].fd = v[i].fd;
+			pf[i].events = POLLIN;
+		}
+		if (poll(pf, n, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		for (i = 0; i < n; i++) {
+			if (v[i].fd < 0 || pf[i].revents == 0)
+				continue;
+			k = read(v[i].fd, buf, sizeof(buf));
+			if (k < 0 && (errno == EINTR || errno == EAGAIN))
+				continue;
+			if (k > 0 && v[i].out.len + (size_t)k <= OR_RELAY_MAX)
+				sbuf_add(&v[i].out, buf, (size_t)k);
+			else if (k > 0)
+				kill(v[i].pid, SIGKILL);
+			if (k <= 0 || v[i].out.err) {
+				close(v[i].fd);
+				v[i].fd = -1;
+				open--;
+			}
+		}
+	}
+}
+
+/* Log and print a child's event line; tokens are counted here, so the
+ * session's totals stay right. The result it handed back goes to *res. */
+static void
+par_relay(struct agent *ag, const struct frame *f, char *line, size_t n,
+    const char **res)
+{
+	struct agent_event t;
+	struct json_doc d;
+	struct arena *a = &ag->turn;
+	long long v;
+	char *to;
+	int ok;
+
+	if (json_parse(a, line, n, 512, &d) != 0 || d.n == 0) {
+		ag->stop = AG_FAIL;	/* ours, so not expected */
+		return;
+	}
+	memset(&t, 0, sizeof(t));
+	t.ms = -1;
+	if ((t.type = dstr(&d, a, 0, "type", NULL)) == NULL)
+		return;
+	if (strcmp(t.type, "usage") == 0) {
+		unsigned long in = 0, out = 0;
+
+		if (json_int(&d, json_get(&d, 0, "input_tokens"), &v) == 0)
+			in = (unsigned long)v;
+		if (json_int(&d, json_get(&d, 0, "output_tokens"), &v) == 0)
+			out = (unsigned long)v;
+		ag->calls++;
+		count_usage(ag, in, out);
+		return;
+	}
+	t.agent = dstr(&d, a, 0, "agent", NULL);
+	t.name = dstr(&d, a, 0, "name", NULL);
+	t.confinement = dstr(&d, a, 0, "confinement", NULL);
+	if (json_int(&d, json_get(&d, 0, "ms"), &v) == 0)
+		t.ms = v;
+	if (json_bool(&d, json_get(&d, 0, "ok"), &ok) == 0)
+		t.ok = ok;
+	if (strcmp(t.type, "error") == 0)
+		t.text = dstr(&d, a, 0, "message", &t.len);
+	else if (strcmp(t.type, "handoff") == 0) {
+		t.from = dstr(&d, a, 0, "from", NULL);
+		t.name = to = dstr(&d, a, 0, "to", NULL);
+		t.text = dstr(&d, a, 0, "result", &t.len);
+		t.back = t.text != NULL;
+		if (t.back && to != NULL && strcmp(to, f->name) == 0)
+			*res = t.text;
+		else if (!t.back)
+			t.text = dstr(&d, a, 0, "task", &t.len);
+	} else if (strcmp(t.type, "tool_end") == 0)
+		t.text = dstr(&d, a, 0, "output", &t.len);
+	ev_emit(ag, &t, line, n, 1);
+}
+
+/* Fork the ready steps of frame fs[top]; 0 when fewer than two are ready
+ * (or no fork), and the caller runs the next step itself. */
+static int
+orch_batch(struct agent *ag, struct frame *fs, unsigned top)
+{
+	struct frame *f = &fs[top];
+	struct orch *o = f->orch;
+	struct par v[OR_PAR_MAX];
+	unsigned idx[OR_PAR_MAX], n, i, pass;
+	char *p, *nl;
+	int pfd[2], st;
+
+	n = plan_ready(o->plan, o->done, 0, idx, MIN(ag->cfg->limits.parallel,
+	    OR_PAR_MAX));
+	if (n < 2 || f->depth >= MAXD(f))
+		return 0;
+	for (i = 0; i < n; i++) {
+		memset(&v[i], 0, sizeof(v[i]));
+		v[i].step = idx[i];
+		v[i].stop = -1;
+		sbuf_init(&v[i].out, &ag->turn, 0);
+	}
+	for (i = 0; i < n; i++) {
+		if (pipe2(pfd, O_CLOEXEC) != 0)
+			break;
+		if ((v[i].pid = fork()) == 0) {
+			unsigned j;
+
+			close(pfd[0]);
+			for (j = 0; j < i; j++)
+				close(v[j].fd);
+			o->cur = idx[i];
+			par_child(ag, fs, top, pfd[1]);
+		}
+		close(pfd[1]);
+		v[i].fd = pfd[0];
+		if (v[i].pid < 0) {
+			close(pfd[0]);
+			break;
+		}
+	}
+	if (i < n) {			/* no pipe or no fork: none run */
+		while (i-- > 0) {
+			kill(v[i].pid, SIGKILL);
+			close(v[i].fd);
+			(void)waitpid(v[i].pid, NULL, 0);
+		}
+		return 0;
+	}
+	par_read(v, n);
+	for (i = 0; i < n; i++) {
+		while (waitpid(v[i].pid, &st, 0) < 0 && errno == EINTR)
+			;
+		sbuf_addc(&v[i].out, '\0');
+		p = v[i].out.err ? NULL : strstr(v[i].out.p, "#end ");
+		if (p != NULL && (p == v[i].out.p || p[-1] == '\n') &&
+		    sscanf(p, "#end %d %d", &v[i].stop, &v[i].failed) == 2)
+			*p = '\0';
+		else
+			snprintf(v[i].why, sizeof(v[i].why), "its process "
+			    "ended (%s %d)", WIFSIGNALED(st) ? "signal" :
+			    "status", WIFSIGNALED(st) ? WTERMSIG(st) :
+			    WEXITSTATUS(st));
+	}
+	/* Steps that ended well first, then the failed ones: the first
+	 * failure asks for a new plan with every result so far. */
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < n && ag->stop == AG_OK; i++) {
+			const char *res = NULL;
+			int failed = v[i].stop != AG_OK || v[i].failed;
+
+			if (v[i].stop == AG_WAIT || failed != (int)pass)
+				continue;
+			for (p = v[i].out.p; v[i].stop >= 0 && *p != '\0' &&
+			    ag->stop == AG_OK; p = nl + 1) {
+				if ((nl = strchr(p, '\n')) == NULL)
+					break;
+				par_relay(ag, f, p, (size_t)(nl - p), &res);
+			}
+			if (v[i].stop < 0) {	/* died: say so in the log */
+				const struct plan_step *ps =
+				    &o->plan->steps[v[i].step];
+
+				res = v[i].why;
+				ev_handoff(ag, f->name, ps->cmd, 0, "", 0,
+				    ps->var);
+				ev_handoff(ag, ps->cmd, f->name, 1, res, 0,
+				    NULL);
+			}
+			if (ag->stop != AG_OK || o->stage != OS_RUN)
+				continue;	/* replanning: the rest is logged */
+			o->cur = v[i].step;
+			orch_step_done(ag, f, res != NULL ? res : "(no result)",
+			    failed);
+		}
+	return 1;
 }
 
 /* $rN in a loop stage's handoff task: the Nth result of the frame. */
@@ -1515,7 +1853,7 @@ run_call(struct agent *ag, struct frame *fs, unsigned *top,
 			return 0;
 		}
 #endif
-		ev_handoff(ag, f->name, sk->name, 0, task, 0);
+		ev_handoff(ag, f->name, sk->name, 0, task, 0, NULL);
 		if (frame_skill(ag, sub, sk, task, f->depth + 1, MAXD(f))
 		    != 0) {
 			ag->stop = AG_NOMEM;
@@ -1804,7 +2142,7 @@ frame_end(struct agent *ag, struct frame *fs, unsigned *top)
 		ag->why[0] = '\0';
 	}
 #endif
-	ev_handoff(ag, child->name, f->name, 1, out.text, 0);
+	ev_handoff(ag, child->name, f->name, 1, out.text, 0, NULL);
 #if SKILLBOX_ORCH
 	if (f->orch != NULL && f->orch->stage == OS_RUN) {
 		orch_step_done(ag, f, out.text, failed);
@@ -2139,7 +2477,7 @@ offline_turn(struct agent *ag, const char *input, const char **final)
 		    "a skill's topic (skillbox skills list shows them).";
 		return AG_FAIL;
 	}
-	ev_handoff(ag, "entry", best->name, 0, input, 1);
+	ev_handoff(ag, "entry", best->name, 0, input, 1, NULL);
 	memset(&f, 0, sizeof(f));
 	f.name = best->name;
 	f.skill = best;
@@ -2539,21 +2877,6 @@ struct replay {
 	int		 err;
 };
 
-/* A string member of obj, copied into a; NULL when missing. */
-static char *
-dstr(const struct json_doc *d, struct arena *a, int obj, const char *key,
-    size_t *n)
-{
-	char *s;
-	size_t len;
-
-	if (json_str(d, a, json_get(d, obj, key), &s, &len) != 0)
-		return NULL;
-	if (n != NULL)
-		*n = len;
-	return s;
-}
-
 /* An assistant event's "calls" into m, strings in a. */
 static int
 read_calls(const struct json_doc *d, struct arena *a, struct llm_msg *m)
@@ -2838,7 +3161,8 @@ on_rebuild(void *ctx, const struct json_doc *d, unsigned line)
 				return -E_PARSE;
 #if SKILLBOX_ORCH
 			if (f->orch != NULL && f->orch->stage == OS_RUN)
-				f->orch->cur = next_step(f->orch);
+				f->orch->cur = step_named(f->orch, dstr(d, a,
+				    0, "step", NULL));
 #endif
 			e = rb_push(rb, (unsigned)rb->top + 1, to, s,
 			    f->depth + 1);

@@ -83,6 +83,7 @@ static const struct key keys[] = {
 	{ "limits.steps", K_UINT, F(limits.steps), 0, 1, 1000 },
 	{ "limits.step_errors", K_UINT, F(limits.step_errors), 0, 1, 100 },
 	{ "limits.plans", K_UINT, F(limits.plans), 0, 1, 100 },
+	{ "limits.parallel", K_UINT, F(limits.parallel), 0, 1, 8 },
 #endif
 	{ "prices", K_PRICES, 0, 0, 0, CFG_MAX_PRICES },
 	{ "sandbox", K_SECTION, 0, 0, 0, 0 },
@@ -901,6 +902,7 @@ cfg_defaults(struct cfg *c)
 	c->limits.steps = 12;
 	c->limits.step_errors = 3;
 	c->limits.plans = 3;
+	c->limits.parallel = 4;
 #endif
 	c->serve.listen = "127.0.0.1:8080";
 	c->serve.max_conns = 64;

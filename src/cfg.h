@@ -60,6 +60,7 @@
  *	  steps: 12                   # ORCH: model calls of a loop session
  *	  step_errors: 3              # ORCH: failed steps before it stops
  *	  plans: 3                    # ORCH: SOP plans, then function calls
+ *	  parallel: 4                 # ORCH: plan steps at once, 1..8
  *	prices:                       # per million tokens
  *	  MODEL: { input: 0.15, output: 0.60 }
  *	sandbox:
@@ -161,6 +162,7 @@ struct cfg {
 		unsigned	connect_s, first_byte_s, idle_s, retries;
 		unsigned	depth;		/* ORCH: agents below entry */
 		unsigned	steps, step_errors, plans;	/* ORCH */
+		unsigned	parallel;	/* ORCH: plan steps at once */
 	}		 limits;
 	struct cfg_price prices[CFG_MAX_PRICES];
 	unsigned	 nprices;

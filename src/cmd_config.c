@@ -254,6 +254,7 @@ put_settings(struct out *o)
 	put_num(o, "limits.steps", c->limits.steps, NULL);
 	put_num(o, "limits.step_errors", c->limits.step_errors, NULL);
 	put_num(o, "limits.plans", c->limits.plans, NULL);
+	put_num(o, "limits.parallel", c->limits.parallel, NULL);
 #endif
 	put_prices(o);
 	put_list(o, "sandbox.allow", c->sandbox.allow, c->sandbox.nallow,

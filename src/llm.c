@@ -591,6 +591,14 @@ disconnect(struct llm_client *cl)
 	cl->up = 0;
 }
 
+/* see llm.h */
+void
+llm_disconnect(struct llm_client *cl)
+{
+	if (cl != NULL)
+		disconnect(cl);
+}
+
 /* Open a connection: TCP to the server or the proxy, a CONNECT tunnel for
  * https through a proxy, then TLS. */
 static int

@@ -208,6 +208,11 @@ int	llm_send(struct llm_client *cl, struct arena *a, const struct llm_req *q,
  * covered: the resolver has its own timeouts. */
 void	llm_set_deadline(struct llm_client *cl, long long deadline_ms);
 
+/* Drop the kept-alive connection without a word to the server: a forked
+ * copy of the process does this, so that the two do not share it. NULL
+ * is fine. */
+void	llm_disconnect(struct llm_client *cl);
+
 /* 1 when the last llm_send failed because the deadline passed, else 0. */
 int	llm_timed_out(const struct llm_client *cl);
 

@@ -11,12 +11,18 @@
 //                      {"raw": "..."}                    these bytes, then close
 //                      {"drip": N, "every": MS}          N SSE comments MS apart
 //                                                         (a reply kept alive)
+//                    and in any step:
+//                      "match": "TEXT"   the step is for a request whose body
+//                                        holds TEXT (requests made at once)
+//                      "delay": MS       answer after MS milliseconds
 //   DIR/cert.pem, DIR/key.pem  if there, HTTPS (TLS) with them
 //   DIR/port         written once listening
 //   DIR/journal      one line per request: its JSON body
-// Each request takes the next step; past the end the answer is
-// "(script exhausted)". Writing script.json starts from its first step
-// again. The server stops by itself after 10 minutes.
+//   DIR/inflight     the most requests that were open at once
+// Each request takes the first step not yet taken whose "match", if any,
+// is in its body; past the end the answer is "(script exhausted)".
+// Writing script.json starts from its first step again. The server stops
+// by itself after 10 minutes.
 'use strict';
 const fs = require('fs');
 const http = require('http');
@@ -29,7 +35,7 @@ if (!dir) {
 	process.exit(2);
 }
 const scriptFile = path.join(dir, 'script.json');
-let steps = [], pos = 0, stamp = '';
+let steps = [], used = [], pos = 0, stamp = '', open = 0, most = 0;
 
 function load() {
 	let st;
@@ -43,7 +49,10 @@ function load() {
 	if (s !== stamp) {
 		stamp = s;
 		steps = JSON.parse(fs.readFileSync(scriptFile, 'utf8'));
+		used = steps.map(() => false);
 		pos = 0;
+		most = 0;
+		fs.writeFileSync(path.join(dir, 'inflight'), '0');
 	}
 }
 
@@ -92,15 +101,27 @@ function answer(req, res, step) {
 
 function handle(req, res) {
 	let body = '';
+	open++;
+	res.on('close', () => { open--; });
 	req.on('data', (d) => { body += d; });
 	req.on('end', () => {
 		fs.appendFileSync(path.join(dir, 'journal'),
 		    body.replace(/\n/g, ' ') + '\n');
 		load();
-		const step = pos < steps.length ? steps[pos] :
-		    { text: '(script exhausted)' };
+		if (open > most) {
+			most = open;
+			fs.writeFileSync(path.join(dir, 'inflight'), String(most));
+		}
+		const i = steps.findIndex((st, k) => !used[k] &&
+		    (st.match === undefined || body.includes(st.match)));
+		const step = i >= 0 ? steps[i] : { text: '(script exhausted)' };
+		if (i >= 0)
+			used[i] = true;
 		pos++;
-		answer(req, res, step);
+		if (step.delay)
+			setTimeout(() => answer(req, res, step), step.delay);
+		else
+			answer(req, res, step);
 	});
 }
 
