@@ -282,10 +282,14 @@ ev_handoff(struct agent *ag, const char *from, const char *to, int back,
 	json_put_str(&ev.w, to);
 	json_key(&ev.w, back ? "result" : "task");
 	json_put_str(&ev.w, text);
+#if SKILLBOX_ORCH
 	if (step != NULL) {		/* a plan step's variable */
 		json_key(&ev.w, "step");
 		json_put_str(&ev.w, step);
 	}
+#else
+	(void)step;
+#endif
 	if (offline) {
 		json_key(&ev.w, "offline");
 		json_put_bool(&ev.w, 1);
@@ -1244,7 +1248,8 @@ par_child(struct agent *ag, struct frame *fs, unsigned top, int fd)
 		ev_handoff(ag, fs[t].name, f->name, 1, text, 0, NULL);
 	} else
 		failed = 1;
-	n = snprintf(end, sizeof(end), "#end %d %d\n", (int)ag->stop, failed);
+	n = snprintf(end, sizeof(end), "#end %d %d\n", (int)ag->stop,
+	    failed);
 	(void)!write(fd, end, (size_t)n);
 	_exit(0);
 }
@@ -1398,9 +1403,11 @@ orch_batch(struct agent *ag, struct frame *fs, unsigned top)
 		sbuf_addc(&v[i].out, '\0');
 		p = v[i].out.err ? NULL : strstr(v[i].out.p, "#end ");
 		if (p != NULL && (p == v[i].out.p || p[-1] == '\n') &&
-		    sscanf(p, "#end %d %d", &v[i].stop, &v[i].failed) == 2)
+		    p[5] >= '0' && p[5] <= '9' && p[6] == ' ') {
+			v[i].stop = p[5] - '0';
+			v[i].failed = p[7] == '1';
 			*p = '\0';
-		else
+		} else
 			snprintf(v[i].why, sizeof(v[i].why), "its process "
 			    "ended (%s %d)", WIFSIGNALED(st) ? "signal" :
 			    "status", WIFSIGNALED(st) ? WTERMSIG(st) :

@@ -526,6 +526,7 @@ struct skills_ctx {
 	const char		*only;
 	const char		*find;		/* each_model: look for this */
 	int			 found;
+	struct arena		*a;
 	long long		 created;
 };
 
@@ -559,37 +560,6 @@ each_skill(void *ctx, const struct skill *sk)
 	json_key(x->w, "description");
 	json_put_str(x->w, sk->description);
 	json_end_obj(x->w);
-	return 0;
-}
-
-static void
-put_model(struct json_writer *w, const char *id, long long created)
-{
-	json_begin_obj(w);
-	json_key(w, "id");
-	json_put_str(w, id);
-	json_key(w, "object");
-	json_put_str(w, "model");
-	json_key(w, "created");
-	json_put_int(w, created);
-	json_key(w, "owned_by");
-	json_put_str(w, "skillbox");
-	json_end_obj(w);
-}
-
-/* An orchestration skill the token may use is a model of its own. */
-static int
-each_model(void *ctx, const struct skill *sk)
-{
-	struct skills_ctx *x = ctx;
-
-	if ((sk->flags & (SKILL_NO_MODEL | SKILL_OSKILL)) != SKILL_OSKILL ||
-	    !in_words(x->only, sk->name))
-		return 0;
-	if (x->find != NULL)
-		x->found |= strcmp(sk->name, x->find) == 0;
-	else
-		put_model(x->w, sk->name, x->created);
 	return 0;
 }
 
@@ -634,6 +604,35 @@ ep_skills(struct srv *s, struct conn *c)
 	return send_json(s, c, &sb);
 }
 
+#if SKILLBOX_ORCH
+/* A model entry; skill names need no escaping. */
+static void
+put_model(struct json_writer *w, struct arena *a, const char *id,
+    long long created)
+{
+	const char *m = arena_printf(a, "{\"id\":\"%s\",\"object\":\"model\","
+	    "\"created\":%lld,\"owned_by\":\"skillbox\"}", id, created);
+
+	if (m != NULL)
+		json_put_raw(w, m, strlen(m));
+}
+
+/* An orchestration skill the token may use is a model of its own. */
+static int
+each_model(void *ctx, const struct skill *sk)
+{
+	struct skills_ctx *x = ctx;
+
+	if ((sk->flags & (SKILL_NO_MODEL | SKILL_OSKILL)) != SKILL_OSKILL ||
+	    !in_words(x->only, sk->name))
+		return 0;
+	if (x->find != NULL)
+		x->found |= strcmp(sk->name, x->find) == 0;
+	else
+		put_model(x->w, x->a, sk->name, x->created);
+	return 0;
+}
+
 /* The entry agent a request names: NULL or "skillbox" is the default;
  * else an orchestration skill the token may use. 0, or -E_NOENT. */
 static int
@@ -643,14 +642,14 @@ find_agent(struct srv *s, struct conn *c, const char *name)
 
 	if (name == NULL || *name == '\0' || strcmp(name, "skillbox") == 0)
 		return 0;
-	if (!SKILLBOX_ORCH)
-		return -E_NOENT;
 	memset(&x, 0, sizeof(x));
 	x.find = name;
 	return walk_skills(s, c, &x, each_model) == 0 && x.found ? 0 :
 	    -E_NOENT;
 }
+#endif
 
+#if SKILLBOX_ORCH
 static int
 ep_models(struct srv *s, struct conn *c)
 {
@@ -667,7 +666,8 @@ ep_models(struct srv *s, struct conn *c)
 	json_key(&w, "data");
 	json_begin_arr(&w);
 	x.w = &w;
-	put_model(&w, "skillbox", s->started);	/* the default entry agent */
+	x.a = &c->a;
+	put_model(&w, x.a, "skillbox", s->started);	/* the default one */
 	if (SKILLBOX_ORCH && walk_skills(s, c, &x, each_model) < 0)
 		return respond_err(s, c, 503, "server_error", "cannot list the "
 		    "skills", NULL);
@@ -675,6 +675,20 @@ ep_models(struct srv *s, struct conn *c)
 	json_end_obj(&w);
 	return send_json(s, c, &sb);
 }
+#else
+static int
+ep_models(struct srv *s, struct conn *c)
+{
+	char b[192];
+	int n;
+
+	/* one model: this build has no orchestration skills */
+	n = snprintf(b, sizeof(b), "{\"object\":\"list\",\"data\":[{\"id\":"
+	    "\"skillbox\",\"object\":\"model\",\"created\":%lld,\"owned_by\":"
+	    "\"skillbox\"}]}\n", s->started);
+	return respond(s, c, 200, "application/json", b, (size_t)n, NULL);
+}
+#endif
 
 static int
 ep_sessions(struct srv *s, struct conn *c)
@@ -925,12 +939,14 @@ parse_turn(struct srv *s, struct conn *c, int oai, int *bad)
 			str = arena_printf(&c->a, "web-%s", hex);
 		}
 		tr->shown = str;
+#if SKILLBOX_ORCH
 		if ((t = json_get(&d, 0, "agent")) >= 0 &&
 		    !json_is_null(&d, t) && json_str(&d, &c->a, t, &str,
 		    NULL) != 0)
 			return respond_err(s, c, 400, "invalid_request_error",
 			    "'agent' must be a string", NULL);
 		tr->agent = t >= 0 && !json_is_null(&d, t) ? str : NULL;
+#endif
 		c->kind = acc != NULL && strstr(acc, "application/json") &&
 		    !strstr(acc, "text/event-stream") ? K_RUN_JSON : K_RUN_SSE;
 	} else {
@@ -994,12 +1010,14 @@ parse_turn(struct srv *s, struct conn *c, int oai, int *bad)
 			tr->nseed = 0;	/* the session holds the history */
 		}
 	}
+#if SKILLBOX_ORCH
 	if (find_agent(s, c, tr->agent) != 0)
 		return respond_err(s, c, 404, oai ? "invalid_request_error" :
 		    "not_found", oai ? "no such model: GET /v1/models lists "
 		    "them" : "no such agent: GET /v1/models lists them", NULL);
 	if (tr->agent != NULL && strcmp(tr->agent, "skillbox") == 0)
 		tr->agent = NULL;
+#endif
 	if (tr->shown != NULL &&
 	    (tr->session = stored_name(s, c, tr->shown)) == NULL)
 		return respond_err(s, c, 400, "invalid_request_error", "bad "
@@ -1349,7 +1367,9 @@ worker(struct srv *s, struct conn *c, int wfd)
 	if (c->kind == K_RUN_SSE || c->kind == K_OAI_SSE)
 		w_printf(&w, "200 text/event-stream %s\n", tr->shown ?
 		    tr->shown : "-");
+#if SKILLBOX_ORCH
 	agent_entry(ag, tr->agent, 0);
+#endif
 	agent_usage(ag, &in0, &out0, &cost);
 	st = tr->decide ? agent_decide(ag, tr->approve, tr->reason, &final) :
 	    tr->answer ? cmd_agent_reply(ag, tr->input, tr->inlen,

@@ -7,6 +7,7 @@ CROSS_COMPILE	= aarch64-linux-gnu-
 CPUFLAGS	= -mcmodel=tiny
 RUNNER		= qemu-aarch64-static
 SIZE_BUDGET	= 458752
-# HTTPS in serve does not fit the size budget here (README, "Features and
-# their cost"): build with make SERVE_TLS=1 for it.
+# HTTPS in serve and hooks do not fit the size budget here (README,
+# "Features and their cost"): build with make SERVE_TLS=1 HOOKS=1 for them.
 SERVE_TLS	= 0
+HOOKS		= 0
