@@ -56,22 +56,40 @@ arch_set() {
 
 # --- Downloads: Debian's packages, the versions apt offers -------------
 
-cand() {
-	apt-cache policy "$1" 2>/dev/null | sed -n 's/^ *Candidate: //p' |
-	    grep -v '^(none)$'
-}
-# key: the packages and versions apt offers for the arch set, one line,
-# "linux-image-X:DEB=V busybox-static:DEB=V"; 1 when apt knows none.
-key() {
-	k=$(apt-cache depends "$KMETA:$DEB" 2>/dev/null |
-	    sed -n 's/^ *Depends: \(linux-image-[^: ]*\).*/\1/p' | head -n 1)
-	[ -n "$k" ] || return 1
-	kv=$(cand "$k:$DEB") || return 1
-	bv=$(cand "busybox-static:$DEB") || return 1
-	echo "$k:$DEB=$kv busybox-static:$DEB=$bv"
-}
-fetched() {
-	k=$(key) && [ "$(cat "$KD/.skillbox-ok" 2>/dev/null)" = "$k" ]
+# keys ARCH...: a line "ARCH KEY" for each arch for which apt offers
+# both packages, KEY being "linux-image-X:DEB=V busybox-static:DEB=V".
+# The kernel is the one the flavour's metapackage depends on. One
+# apt-cache run for all: each takes seconds.
+keys() {
+	pk=
+	for a; do
+		arch_set "$a"
+		pk="$pk $KMETA:$DEB busybox-static:$DEB"
+	done
+	# shellcheck disable=SC2086
+	found=$(apt-cache show --no-all-versions $pk 2>/dev/null | awk '
+	    function flush() {
+		if (p == "busybox-static")
+			print a, "busybox-static:" a "=" v
+		else if (match(d, /linux-image-[^ ,]* \(= [^)]*\)/)) {
+			split(substr(d, RSTART, RLENGTH), x, /[ ()=]+/)
+			print a, x[1] ":" a "=" x[2]
+		}
+		p = a = v = d = ""
+	    }
+	    /^Package: / { p = $2 }
+	    /^Architecture: / { a = $2 }
+	    /^Version: / { v = $2 }
+	    /^Depends: / { d = $0 }
+	    /^$/ { flush() }
+	    END { flush() }')
+	for a; do
+		arch_set "$a"
+		k=$(printf '%s\n' "$found" | sed -n "s/^$DEB \(linux-image-.*\)/\1/p")
+		b=$(printf '%s\n' "$found" | sed -n "s/^$DEB \(busybox-static:.*\)/\1/p")
+		[ -n "$k" ] && [ -n "$b" ] && echo "$a $k $b"
+	done
+	return 0
 }
 
 # mod_file DIR NAME: the file of module NAME in an unpacked kernel package
@@ -94,12 +112,13 @@ mod_add() {
 	echo "$2.ko" >>"$3/modules.order"
 }
 
-# fetch ARCH: the kernel (vmlinuz, its config, the NIC's modules) and a
-# static BusyBox into $TOOLS/boot/ARCH; the stamp, written last, names
-# the packages.
+# fetch ARCH KEY: the kernel (vmlinuz, its config, the NIC's modules)
+# and a static BusyBox into $TOOLS/boot/ARCH; the stamp, written last,
+# is the key.
 fetch() {
 	arch_set "$1"
-	if ! k=$(key); then
+	k=$2
+	if [ -z "$k" ]; then
 		say "$1: apt offers no $KMETA:$DEB or busybox-static:$DEB" \
 		    "(tools/setup adds the architecture)"
 		return 1
@@ -173,7 +192,7 @@ mkroot() {
 sm_start() {
 	rm -rf "$1"
 	mkdir -p "$1"
-	SM_CA= proto=http
+	SM_CA='' proto=http
 	if command -v openssl >/dev/null && openssl req -x509 -newkey ec \
 	    -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=llmhost \
 	    -addext subjectAltName=DNS:llmhost -keyout "$1/key.pem" \
@@ -215,8 +234,8 @@ boot() {
 	(cd "$B/root" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) |
 	    gzip -9n >"$B/initramfs.cpio.gz"
 	t0=$(date +%s)
-	# shellcheck disable=SC2086
 	rc=0
+	# shellcheck disable=SC2086
 	timeout -k 5 "${BOOT_TIMEOUT:-240}" "$QEMU" $MACHINE -m 256 \
 	    -kernel "$KD/vmlinuz" -initrd "$B/initramfs.cpio.gz" \
 	    -append "console=$CONSOLE rdinit=/init panic=-1 quiet" \
@@ -238,28 +257,43 @@ boot() {
 	# The model got the overview script's output, made in the guest's
 	# kernel: its release is in the tool result sent to the host.
 	krel=$(sed -n 's/^BOOT-INFO kernel: \([^ ]*\).*/\1/p' "$B/console.log")
-	if [ -n "$krel" ] && grep -qF "$krel" "$B/sm/journal" 2>/dev/null; then
+	kj="\\\"kernel\\\":\\\"$krel\\\""
+	if [ -n "$krel" ] && grep -qF "$kj" "$B/sm/journal" 2>/dev/null; then
 		echo "BOOT-CHECK host-model ok $(wc -l <"$B/sm/journal") requests, the guest's kernel $krel in a tool result"
 	else
-		echo "BOOT-CHECK host-model fail the scripted model did not get the guest's tool output ($(cat "$B/sm/journal" 2>/dev/null | wc -l) requests)"
+		echo "BOOT-CHECK host-model fail the scripted model did not get the guest's tool output ($(wc -l <"$B/sm/journal" 2>/dev/null || echo 0) requests)"
 	fi
 	echo "BOOT-TIME $((t1 - t0)) s"
 	! grep -q '^BOOT-CHECK [^ ]* fail' "$B/console.log" &&
 	    grep -q '^BOOT-DONE' "$B/console.log" &&
-	    grep -qF "$krel" "$B/sm/journal" 2>/dev/null
+	    grep -qF "$kj" "$B/sm/journal" 2>/dev/null
 }
+
+# key ARCH: its key in $KEYS, or nothing
+key() { printf '%s\n' "$KEYS" | sed -n "s/^$1 //p"; }
 
 case ${1:-} in
 --fetch)
 	shift
-	for a in ${*:-$ARCHES}; do fetch "$a" || exit 1; done
+	# shellcheck disable=SC2086
+	[ $# -gt 0 ] || set -- $ARCHES
+	KEYS=$(keys "$@")
+	for a; do fetch "$a" "$(key "$a")" || exit 1; done
 	;;
 --check)
 	shift
+	# shellcheck disable=SC2086
+	[ $# -gt 0 ] || set -- $ARCHES
+	KEYS=$(keys "$@")
 	st=0
-	for a in ${*:-$ARCHES}; do
+	for a; do
 		arch_set "$a"
-		fetched || { say "$a: no kernel in $KD, or not apt's"; st=1; }
+		k=$(key "$a")
+		if [ -z "$k" ] || [ "$(cat "$KD/.skillbox-ok" 2>/dev/null)" != "$k" ]
+		then
+			say "$a: no kernel in $KD, or not the one apt offers"
+			st=1
+		fi
 	done
 	exit $st
 	;;
