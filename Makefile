@@ -228,7 +228,7 @@ test-cross:
 # (tools/boot.sh; tools/setup downloads the kernels): the sandbox's
 # Landlock, seccomp and namespaces, which qemu-user cannot show.
 BOOT_ARCHES	= armv7 aarch64 mipsel
-test-boot: | $(SETUP_OK)
+test-boot: $(SETUP_OK)
 	$(Q)for a in $(BOOT_ARCHES); do \
 	    $(MAKE) --no-print-directory ARCH=$$a all || exit 1; \
 	done

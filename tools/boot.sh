@@ -229,6 +229,9 @@ boot() {
 	mkdir -p "$B"
 	echo "BOOT-INFO packages: $(cat "$KD/.skillbox-ok")"
 	SM_PID=
+	# The model goes with us, also when we are interrupted.
+	trap '[ -n "$SM_PID" ] && kill "$SM_PID" 2>/dev/null' EXIT
+	trap 'exit 130' INT TERM
 	sm_start "$B/sm" || say "the scripted model did not start"
 	mkroot "$B/root"
 	(cd "$B/root" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) |
