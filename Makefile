@@ -3,6 +3,7 @@
 #   make [ARCH=x86_64|aarch64|armv7|mips|mipsel|riscv64] [BOARD=name] [V=1]
 #   make test        unit + end-to-end tests, native
 #   make test-cross  the same suites for every other arch under qemu-user
+#   make test-boot   armv7, aarch64, mipsel booted in Debian's kernels under qemu-system
 #   make size        stripped size per arch and what each library adds
 #   make fuzz        short bounded fuzzing of the parsers (clang libFuzzer)
 #   make check       banned calls and cppcheck
@@ -107,7 +108,7 @@ $(B)/obj/cmd_version.o: CPPFLAGS += -DSKILLBOX_BUILD_DATE='"$(BUILD_DATE)"' \
 	-DMUSL_VERSION='"$(MUSL_VERSION)"' -DJSMN_VERSION='"$(call pin_version,jsmn)"' \
 	-DBEARSSL_VERSION='"$(call pin_version,bearssl)"'
 
-.PHONY: FORCE all run install package test test-unit test-e2e test-busybox test-cross size size-check \
+.PHONY: FORCE all run install package test test-unit test-e2e test-busybox test-cross test-boot size size-check \
 	fuzz check bench clean distclean setup vendor
 
 all: $(BIN)
@@ -222,6 +223,16 @@ test-cross:
 	$(Q)fail=0; for a in $(CROSS_ARCHES); do \
 	    echo "== $$a"; $(MAKE) --no-print-directory ARCH=$$a test || fail=1; \
 	done; exit $$fail
+
+# Each arch booted in a real Linux kernel, Debian's, under qemu-system
+# (tools/boot.sh; tools/setup downloads the kernels): the sandbox's
+# Landlock, seccomp and namespaces, which qemu-user cannot show.
+BOOT_ARCHES	= armv7 aarch64 mipsel
+test-boot: $(SETUP_OK)
+	$(Q)for a in $(BOOT_ARCHES); do \
+	    $(MAKE) --no-print-directory ARCH=$$a all || exit 1; \
+	done
+	$(Q)sh tests/boot $(BOOT_ARCHES)
 
 size: $(foreach a,$(ALL_ARCHES),size-$(a))
 	$(Q)sh tools/sizes.sh $(ALL_ARCHES)
