@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1237,6 +1238,8 @@ par_child(struct agent *ag, struct frame *fs, unsigned top, int fd)
 	ag->relay = fd + 1;
 	ag->o.stream = 0;
 	llm_disconnect(ag->cl);		/* the parent's connection is its own */
+	/* Not inherited, and the sandbox reaps what scripts leave as ours. */
+	(void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	orch_start(ag, fs, &t);
 	if (t > top && ag->stop == AG_OK)
 		(void)run_frames(ag, &fs[t], 0, 1, &ans);
@@ -1357,7 +1360,7 @@ orch_batch(struct agent *ag, struct frame *fs, unsigned top)
 	struct par v[OR_PAR_MAX];
 	unsigned idx[OR_PAR_MAX], n, i, pass;
 	char *p, *nl;
-	int pfd[2], st;
+	int pfd[2], st = 0;
 
 	n = plan_ready(o->plan, o->done, 0, idx, MIN(ag->cfg->limits.parallel,
 	    OR_PAR_MAX));
