@@ -394,6 +394,7 @@ struct frame {
 #if SKILLBOX_ORCH
 	struct orch		*orch;		/* an orchestrator's run */
 	unsigned		 maxd;		/* its agents go this deep */
+	unsigned		 solo;		/* calls before it: one by one */
 #endif
 };
 
@@ -406,6 +407,9 @@ struct frame {
 #define MAXD(f)		MAX_DEPTH
 #define DEEPEST(ag)	MAX_DEPTH
 #endif
+
+static void frame_return(struct agent *ag, struct frame *fs, unsigned *top,
+    int failed);
 
 static int
 may_handoff(const struct agent *ag, const char *from, const char *to)
@@ -803,6 +807,7 @@ struct orch {
 	unsigned	 plans;		/* plans asked for */
 	struct plan	*plan;
 	uint64_t	 done;
+	uint64_t	 solo;		/* steps that run alone (paused) */
 	const char	**res;		/* plan step results */
 	unsigned	 cur;		/* the step running */
 	int		 cannot;	/* ended with cannot_complete */
@@ -1213,6 +1218,7 @@ orch_step_done(struct agent *ag, struct frame *f, const char *r, int failed)
 
 static enum agent_status run_frames(struct agent *ag, struct frame *fs,
     unsigned top, int resumed, const char **answer);
+static void call_step(struct agent *ag, struct frame *fs, unsigned *top);
 static void count_usage(struct agent *ag, unsigned long in,
     unsigned long out);
 
@@ -1227,10 +1233,11 @@ struct par {
 
 /* The child's side: run step o->cur of fs[top], send its events to fd. */
 static void
-par_child(struct agent *ag, struct frame *fs, unsigned top, int fd)
+par_child(struct agent *ag, struct frame *fs, unsigned top, unsigned k,
+    int fd)
 {
 	struct frame *f = &fs[top];
-	const char *ans = NULL, *text;
+	const char *ans = NULL;
 	unsigned t = top;
 	char end[32];
 	int failed, n;
@@ -1240,17 +1247,18 @@ par_child(struct agent *ag, struct frame *fs, unsigned top, int fd)
 	llm_disconnect(ag->cl);		/* the parent's connection is its own */
 	/* Not inherited, and the sandbox reaps what scripts leave as ours. */
 	(void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-	orch_start(ag, fs, &t);
+	if (f->pending != NULL) {	/* call k of f's reply: a handoff */
+		f->next = k;
+		call_step(ag, fs, &t);
+	} else {			/* plan step k */
+		f->orch->cur = k;
+		orch_start(ag, fs, &t);
+	}
 	if (t > top && ag->stop == AG_OK)
 		(void)run_frames(ag, &fs[t], 0, 1, &ans);
-	if (ag->stop != AG_WAIT && t > top) {
-		failed = ag->stop != AG_OK || ans == NULL ||
-		    (fs[t].orch != NULL && fs[t].orch->cannot);
-		text = !failed ? ans : ag->why[0] != '\0' ? ag->why : ans !=
-		    NULL ? ans : "(no result)";
-		ev_handoff(ag, fs[t].name, f->name, 1, text, 0, NULL);
-	} else
-		failed = 1;
+	failed = ag->stop != AG_OK;
+	if (t > top && ag->stop != AG_WAIT)
+		frame_return(ag, fs, &t, failed);
 	n = snprintf(end, sizeof(end), "#end %d %d\n", (int)ag->stop,
 	    failed);
 	(void)!write(fd, end, (size_t)n);
@@ -1299,7 +1307,7 @@ par_read(struct par *v, unsigned n)
  * session's totals stay right. The result it handed back goes to *res. */
 static void
 par_relay(struct agent *ag, const struct frame *f, char *line, size_t n,
-    const char **res)
+    const char **res, struct tool_out *out)
 {
 	struct agent_event t;
 	struct json_doc d;
@@ -1317,14 +1325,14 @@ par_relay(struct agent *ag, const struct frame *f, char *line, size_t n,
 	if ((t.type = dstr(&d, a, 0, "type", NULL)) == NULL)
 		return;
 	if (strcmp(t.type, "usage") == 0) {
-		unsigned long in = 0, out = 0;
+		unsigned long ti = 0, tn = 0;
 
 		if (json_int(&d, json_get(&d, 0, "input_tokens"), &v) == 0)
-			in = (unsigned long)v;
+			ti = (unsigned long)v;
 		if (json_int(&d, json_get(&d, 0, "output_tokens"), &v) == 0)
-			out = (unsigned long)v;
+			tn = (unsigned long)v;
 		ag->calls++;
-		count_usage(ag, in, out);
+		count_usage(ag, ti, tn);
 		return;
 	}
 	t.agent = dstr(&d, a, 0, "agent", NULL);
@@ -1334,8 +1342,9 @@ par_relay(struct agent *ag, const struct frame *f, char *line, size_t n,
 		t.ms = v;
 	if (json_bool(&d, json_get(&d, 0, "ok"), &ok) == 0)
 		t.ok = ok;
-	if (strcmp(t.type, "error") == 0)
-		t.text = dstr(&d, a, 0, "message", &t.len);
+	if (strcmp(t.type, "error") == 0 && (t.text = dstr(&d, a, 0,
+	    "message", &t.len)) != NULL)
+		snprintf(ag->why, sizeof(ag->why), "%s", t.text);
 	else if (strcmp(t.type, "handoff") == 0) {
 		t.from = dstr(&d, a, 0, "from", NULL);
 		t.name = to = dstr(&d, a, 0, "to", NULL);
@@ -1345,27 +1354,27 @@ par_relay(struct agent *ag, const struct frame *f, char *line, size_t n,
 			*res = t.text;
 		else if (!t.back)
 			t.text = dstr(&d, a, 0, "task", &t.len);
-	} else if (strcmp(t.type, "tool_end") == 0)
+	} else if (strcmp(t.type, "tool_end") == 0) {
 		t.text = dstr(&d, a, 0, "output", &t.len);
+		if (t.agent != NULL && strcmp(t.agent, f->name) == 0) {
+			out->text = (char *)t.text;	/* a handoff's result */
+			out->len = t.len;
+			out->is_error = !t.ok;
+		}
+	}
 	ev_emit(ag, &t, line, n, 1);
 }
 
-/* Fork the ready steps of frame fs[top]; 0 when fewer than two are ready
- * (or no fork), and the caller runs the next step itself. */
+/* Fork a child for each of the n steps or calls idx[] of frame fs[top],
+ * read what they send and reap them; 0 when no pipe or fork (none ran). */
 static int
-orch_batch(struct agent *ag, struct frame *fs, unsigned top)
+par_run(struct agent *ag, struct frame *fs, unsigned top, struct par *v,
+    const unsigned *idx, unsigned n)
 {
-	struct frame *f = &fs[top];
-	struct orch *o = f->orch;
-	struct par v[OR_PAR_MAX];
-	unsigned idx[OR_PAR_MAX], n, i, pass;
-	char *p, *nl;
+	unsigned i;
+	char *p;
 	int pfd[2], st = 0;
 
-	n = plan_ready(o->plan, o->done, 0, idx, MIN(ag->cfg->limits.parallel,
-	    OR_PAR_MAX));
-	if (n < 2 || f->depth >= MAXD(f))
-		return 0;
 	for (i = 0; i < n; i++) {
 		memset(&v[i], 0, sizeof(v[i]));
 		v[i].step = idx[i];
@@ -1381,8 +1390,7 @@ orch_batch(struct agent *ag, struct frame *fs, unsigned top)
 			close(pfd[0]);
 			for (j = 0; j < i; j++)
 				close(v[j].fd);
-			o->cur = idx[i];
-			par_child(ag, fs, top, pfd[1]);
+			par_child(ag, fs, top, idx[i], pfd[1]);
 		}
 		close(pfd[1]);
 		v[i].fd = pfd[0];
@@ -1416,6 +1424,40 @@ orch_batch(struct agent *ag, struct frame *fs, unsigned top)
 			    "status", WIFSIGNALED(st) ? WTERMSIG(st) :
 			    WEXITSTATUS(st));
 	}
+	return 1;
+}
+
+/* Relay child v's events; what it handed back to f goes to *res, the
+ * result of f's call to *out. */
+static void
+par_relay_all(struct agent *ag, const struct frame *f, struct par *v,
+    const char **res, struct tool_out *out)
+{
+	char *p, *nl;
+
+	for (p = v->out.p; v->stop >= 0 && *p != '\0' && ag->stop == AG_OK;
+	    p = nl + 1) {
+		if ((nl = strchr(p, '\n')) == NULL)
+			break;
+		par_relay(ag, f, p, (size_t)(nl - p), res, out);
+	}
+}
+
+/* Plan steps of frame fs[top] at once: 0 when fewer than two are ready
+ * (or no fork), and the caller runs the next step itself. */
+static int
+orch_batch(struct agent *ag, struct frame *fs, unsigned top)
+{
+	struct frame *f = &fs[top];
+	struct orch *o = f->orch;
+	struct par v[OR_PAR_MAX];
+	unsigned idx[OR_PAR_MAX], n, i, pass;
+	struct tool_out out;
+
+	n = plan_ready(o->plan, o->done, o->solo, idx,
+	    MIN(ag->cfg->limits.parallel, OR_PAR_MAX));
+	if (n < 2 || f->depth >= MAXD(f) || !par_run(ag, fs, top, v, idx, n))
+		return 0;
 	/* Steps that ended well first, then the failed ones: the first
 	 * failure asks for a new plan with every result so far. */
 	for (pass = 0; pass < 2; pass++)
@@ -1423,14 +1465,13 @@ orch_batch(struct agent *ag, struct frame *fs, unsigned top)
 			const char *res = NULL;
 			int failed = v[i].stop != AG_OK || v[i].failed;
 
-			if (v[i].stop == AG_WAIT || failed != (int)pass)
+			if (v[i].stop == AG_WAIT) {
+				o->solo |= (uint64_t)1 << v[i].step;
 				continue;
-			for (p = v[i].out.p; v[i].stop >= 0 && *p != '\0' &&
-			    ag->stop == AG_OK; p = nl + 1) {
-				if ((nl = strchr(p, '\n')) == NULL)
-					break;
-				par_relay(ag, f, p, (size_t)(nl - p), &res);
 			}
+			if (failed != (int)pass)
+				continue;
+			par_relay_all(ag, f, &v[i], &res, &out);
 			if (v[i].stop < 0) {	/* died: say so in the log */
 				const struct plan_step *ps =
 				    &o->plan->steps[v[i].step];
@@ -1447,6 +1488,55 @@ orch_batch(struct agent *ag, struct frame *fs, unsigned top)
 			orch_step_done(ag, f, res != NULL ? res : "(no result)",
 			    failed);
 		}
+	return 1;
+}
+
+/* Handoff calls of frame fs[top]'s reply, from the next one on, at once
+ * (each a child agent in a process of its own): 0 when fewer than two
+ * follow each other there, or in an orchestrator (one tool a step). The
+ * results go to the conversation in call order; from the first call that
+ * paused or whose process died on, the calls run again here, one by one. */
+static int
+call_batch(struct agent *ag, struct frame *fs, unsigned top)
+{
+	struct frame *f = &fs[top];
+	const struct llm_msg *m = f->pending;
+	struct par v[OR_PAR_MAX];
+	unsigned idx[OR_PAR_MAX], n, i;
+	struct llm_msg *tm;
+	struct tool_out out;
+	const char *res;
+
+	for (n = 0; f->orch == NULL && f->next >= f->solo &&
+	    n < MIN(ag->cfg->limits.parallel,
+	    OR_PAR_MAX) && f->next + n < m->ncalls && strncmp(m->calls[f->next +
+	    n].name, HANDOFF_PREFIX, strlen(HANDOFF_PREFIX)) == 0; n++)
+		idx[n] = f->next + n;
+	if (n < 2 || !par_run(ag, fs, top, v, idx, n))
+		return 0;
+	f->solo = idx[n - 1] + 1;	/* what is left runs one by one */
+	for (i = 0; i < n && ag->stop == AG_OK; i++) {
+		if (v[i].stop < 0 || v[i].stop == AG_WAIT)
+			break;
+		memset(&out, 0, sizeof(out));
+		out.text = NULL;
+		par_relay_all(ag, f, &v[i], &res, &out);
+		if (out.text == NULL)
+			break;		/* no result came: run it again */
+		if ((tm = msg_add(ag, f->a, f->tail, LLM_TOOL, out.text,
+		    out.len)) == NULL)
+			return 1;
+		tm->call_id = m->calls[f->next].id;
+		tm->tool_name = m->calls[f->next].name;
+		tm->is_error = out.is_error;
+		f->next++;
+		if (v[i].stop != AG_OK) {	/* as it would have here */
+			ag->stop = (enum agent_status)v[i].stop;
+			if (ag->why[0] == '\0')
+				snprintf(ag->why, sizeof(ag->why), "a subagent "
+				    "stopped the turn");
+		}
+	}
 	return 1;
 }
 
@@ -2080,6 +2170,9 @@ model_step(struct agent *ag, struct frame *f, struct llm_sink *sink)
 	else {
 		f->pending = m;
 		f->next = 0;
+#if SKILLBOX_ORCH
+		f->solo = 0;
+#endif
 	}
 }
 
@@ -2113,9 +2206,7 @@ call_step(struct agent *ag, struct frame *fs, unsigned *top)
 static void
 frame_end(struct agent *ag, struct frame *fs, unsigned *top)
 {
-	struct frame *child = &fs[*top], *f;
-	const struct llm_call *c;
-	struct tool_out out;
+	struct frame *child = &fs[*top];
 	int failed;
 
 	ev_simple(ag, "agent_end", "agent", child->name);
@@ -2133,9 +2224,19 @@ frame_end(struct agent *ag, struct frame *fs, unsigned *top)
 		}
 	}
 #endif
-	if (*top == 0)
-		return;
-	f = &fs[--*top];
+	if (*top > 0)
+		frame_return(ag, fs, top, failed);
+}
+
+/* The agent at fs[*top] has ended (failed or not): its answer is the
+ * result of the handoff call, or of the plan step, of the frame below. */
+static void
+frame_return(struct agent *ag, struct frame *fs, unsigned *top, int failed)
+{
+	struct frame *child = &fs[*top], *f = &fs[--*top];
+	const struct llm_call *c;
+	struct tool_out out;
+
 	memset(&out, 0, sizeof(out));
 	out.text = (char *)(child->answer != NULL ? child->answer :
 	    "(no result)");
@@ -2155,7 +2256,8 @@ frame_end(struct agent *ag, struct frame *fs, unsigned *top)
 	ev_handoff(ag, child->name, f->name, 1, out.text, 0, NULL);
 #if SKILLBOX_ORCH
 	if (f->orch != NULL && f->orch->stage == OS_RUN) {
-		orch_step_done(ag, f, out.text, failed);
+		if (ag->relay == 0)	/* a step's process: its parent's */
+			orch_step_done(ag, f, out.text, failed);
 		return;
 	}
 #endif
@@ -2207,8 +2309,13 @@ run_frames(struct agent *ag, struct frame *fs, unsigned top, int resumed,
 			continue;
 		}
 		if (f->pending != NULL) {
-			if (f->next < f->pending->ncalls && !over_time(ag))
+			if (f->next < f->pending->ncalls && !over_time(ag)) {
+#if SKILLBOX_ORCH
+				if (call_batch(ag, fs, top))
+					continue;
+#endif
 				call_step(ag, fs, &top);
+			}
 			else if (ag->stop == AG_OK) {
 				f->pending = NULL;
 				if (f->handed_back)

@@ -7,7 +7,7 @@ CROSS_COMPILE	= aarch64-linux-gnu-
 CPUFLAGS	= -mcmodel=tiny
 RUNNER		= qemu-aarch64-static
 SIZE_BUDGET	= 458752
-# HTTPS in serve and hooks do not fit the size budget here (README,
-# "Features and their cost"): build with make SERVE_TLS=1 HOOKS=1 for them.
+# HTTPS in serve and orchestration skills do not fit the size budget here
+# (README, "Features and their cost"): make SERVE_TLS=1 ORCH=1 builds them.
 SERVE_TLS	= 0
-HOOKS		= 0
+ORCH		= 0
