@@ -1680,8 +1680,8 @@ on_hook(void *ctx, const struct hook_step *st, const struct hook *h,
 	struct ev ev;
 
 	ev_begin(ag, &ev, "hook");
-	json_key(&ev.w, "event");
-	json_put_str(&ev.w, hook_event_name(st->ev));
+	json_key(&ev.w, "event");		/* the rule's: maybe *_subagent */
+	json_put_str(&ev.w, hook_event_name((enum hook_event)h->event));
 	json_key(&ev.w, "handler");
 	json_put_str(&ev.w, h->kind == HOOK_HTTP ? "http" : "command");
 	if (st->tool != NULL) {

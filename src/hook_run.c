@@ -276,6 +276,7 @@ hook_check(const struct hook_env *env, struct arena *a,
 #if SKILLBOX_HOOKS
 	struct str ctx = { NULL, 0 };
 	const struct hook *h;
+	int sub;
 #endif
 
 	*reason = NULL;
@@ -288,11 +289,19 @@ hook_check(const struct hook_env *env, struct arena *a,
 		}
 		src[1] = &sr;
 	}
+#if SKILLBOX_HOOKS
+	/* A handoff starts a child agent: pre/post_skill, and also
+	 * pre/post_subagent. */
+	sub = st->tool != NULL && (st->ev == HOOK_PRE_SKILL || st->ev ==
+	    HOOK_POST_SKILL) && strncmp(st->tool, "handoff_to_", 11) == 0 ?
+	    (int)st->ev + HOOK_PRE_SUBAGENT - HOOK_PRE_SKILL : -1;
+#endif
 	for (i = 0; i < 2 && src[i] != NULL; i++) {
 #if SKILLBOX_HOOKS
 		for (k = 0; k < src[i]->nhooks; k++) {
 			h = &src[i]->hooks[k];
-			if (h->event != st->ev || !matches(h->match, st))
+			if ((h->event != st->ev && h->event != sub) ||
+			    !matches(h->match, st))
 				continue;
 			if (h->kind == HOOK_PENDING)
 				ask = "a pending hook";
