@@ -1316,7 +1316,8 @@ par_relay(struct agent *ag, const struct frame *f, char *line, size_t n,
 	char *to;
 	int ok;
 
-	if (json_parse(a, line, n, 512, &d) != 0 || d.n == 0) {
+	/* As many tokens as slog_replay takes: a line it can replay. */
+	if (json_parse(a, line, n, 1u << 20, &d) != 0 || d.n == 0) {
 		ag->stop = AG_FAIL;	/* ours, so not expected */
 		return;
 	}
@@ -1346,21 +1347,19 @@ par_relay(struct agent *ag, const struct frame *f, char *line, size_t n,
 	    "message", &t.len)) != NULL)
 		snprintf(ag->why, sizeof(ag->why), "%s", t.text);
 	else if (strcmp(t.type, "handoff") == 0) {
+		/* Texts are copied only where needed: the printers use the
+		 * names, and outputs may be large. */
 		t.from = dstr(&d, a, 0, "from", NULL);
 		t.name = to = dstr(&d, a, 0, "to", NULL);
-		t.text = dstr(&d, a, 0, "result", &t.len);
-		t.back = t.text != NULL;
+		t.back = json_get(&d, 0, "result") >= 0;
 		if (t.back && to != NULL && strcmp(to, f->name) == 0)
-			*res = t.text;
-		else if (!t.back)
-			t.text = dstr(&d, a, 0, "task", &t.len);
-	} else if (strcmp(t.type, "tool_end") == 0) {
-		t.text = dstr(&d, a, 0, "output", &t.len);
-		if (t.agent != NULL && strcmp(t.agent, f->name) == 0) {
-			out->text = (char *)t.text;	/* a handoff's result */
-			out->len = t.len;
-			out->is_error = !t.ok;
-		}
+			*res = t.text = dstr(&d, a, 0, "result", &t.len);
+	} else if (strcmp(t.type, "tool_end") == 0 && t.agent != NULL &&
+	    strcmp(t.agent, f->name) == 0) {	/* a handoff call's result */
+		out->text = dstr(&d, a, 0, "output", &out->len);
+		out->is_error = !t.ok;
+		t.text = out->text;
+		t.len = out->len;
 	}
 	ev_emit(ag, &t, line, n, 1);
 }
