@@ -526,7 +526,6 @@ struct skills_ctx {
 	const char		*only;
 	const char		*find;		/* each_model: look for this */
 	int			 found;
-	struct arena		*a;
 	long long		 created;
 };
 
@@ -605,16 +604,21 @@ ep_skills(struct srv *s, struct conn *c)
 }
 
 #if SKILLBOX_ORCH
-/* A model entry; skill names need no escaping. */
+/* A model entry (a skill's name is escaped: the lenient loader takes
+ * names the format does not allow). */
 static void
-put_model(struct json_writer *w, struct arena *a, const char *id,
-    long long created)
+put_model(struct json_writer *w, const char *id, long long created)
 {
-	const char *m = arena_printf(a, "{\"id\":\"%s\",\"object\":\"model\","
-	    "\"created\":%lld,\"owned_by\":\"skillbox\"}", id, created);
-
-	if (m != NULL)
-		json_put_raw(w, m, strlen(m));
+	json_begin_obj(w);
+	json_key(w, "id");
+	json_put_str(w, id);
+	json_key(w, "object");
+	json_put_str(w, "model");
+	json_key(w, "created");
+	json_put_int(w, created);
+	json_key(w, "owned_by");
+	json_put_str(w, "skillbox");
+	json_end_obj(w);
 }
 
 /* An orchestration skill the token may use is a model of its own. */
@@ -629,7 +633,7 @@ each_model(void *ctx, const struct skill *sk)
 	if (x->find != NULL)
 		x->found |= strcmp(sk->name, x->find) == 0;
 	else
-		put_model(x->w, x->a, sk->name, x->created);
+		put_model(x->w, sk->name, x->created);
 	return 0;
 }
 
@@ -666,8 +670,7 @@ ep_models(struct srv *s, struct conn *c)
 	json_key(&w, "data");
 	json_begin_arr(&w);
 	x.w = &w;
-	x.a = &c->a;
-	put_model(&w, x.a, "skillbox", s->started);	/* the default one */
+	put_model(&w, "skillbox", s->started);	/* the default entry agent */
 	if (SKILLBOX_ORCH && walk_skills(s, c, &x, each_model) < 0)
 		return respond_err(s, c, 503, "server_error", "cannot list the "
 		    "skills", NULL);
