@@ -109,6 +109,26 @@ check model-tool "sysinfo's overview.sh ran in the sandbox" model_tool
 check model-answer "the scripted model's final answer" \
     grep -q 'BOOT-MODEL-ANSWER' $R/model
 
+# A read-only root, as with a squashfs firmware: / is remounted read-only
+# (a write there must fail), and a turn through the service and one from
+# the command line still answer, their sessions written in /var (RAM).
+ro_root() {
+	mount -o remount,ro / 2>$R/ro.err || return 1
+	if touch /etc/ro-probe 2>/dev/null; then
+		echo "/ is still writable" >>$R/ro.err
+		return 1
+	fi
+	timeout 90 wget -q -O $R/ro --header 'Accept: application/json' \
+	    --post-data '{"input":"what is using my disk?","session":"ro-serve"}' \
+	    $API/api/v1/run 2>>$R/ro.err && grep -q '"status":"ok"' $R/ro &&
+	    timeout 90 $SB -c /etc/skillbox/skillbox.yaml run --session ro-cli \
+	    "how is the memory and load?" >>$R/ro 2>>$R/ro.err &&
+	    ls /var/lib/skillbox/sessions/*ro-serve* \
+	    /var/lib/skillbox/sessions/*ro-cli* >/dev/null 2>>$R/ro.err
+}
+check ro-root "/ read-only: a served turn and a command-line one" ro_root
+info ro.err $R/ro.err
+
 # Stop the service as a device's shutdown would: SIGTERM, exit 0.
 service_stop() {
 	/etc/init.d/S95skillbox stop >$R/stop 2>&1 &&
