@@ -1504,7 +1504,7 @@ call_batch(struct agent *ag, struct frame *fs, unsigned top)
 	unsigned idx[OR_PAR_MAX], n, i;
 	struct llm_msg *tm;
 	struct tool_out out;
-	const char *res;
+	const char *res = NULL;
 
 	for (n = 0; f->orch == NULL && f->next >= f->solo &&
 	    n < MIN(ag->cfg->limits.parallel,
@@ -1518,7 +1518,6 @@ call_batch(struct agent *ag, struct frame *fs, unsigned top)
 		if (v[i].stop < 0 || v[i].stop == AG_WAIT)
 			break;
 		memset(&out, 0, sizeof(out));
-		out.text = NULL;
 		par_relay_all(ag, f, &v[i], &res, &out);
 		if (out.text == NULL)
 			break;		/* no result came: run it again */
@@ -1756,6 +1755,9 @@ call_hook_step(struct agent *ag, const struct frame *f,
 	if (strncmp(c->name, HANDOFF_PREFIX, strlen(HANDOFF_PREFIX)) == 0) {
 		name = c->name + strlen(HANDOFF_PREFIX);
 		act = 1;
+#if SKILLBOX_HOOKS
+		st->child = 1;
+#endif
 	} else if ((act || f->skill == NULL) && json_parse(&ag->turn, c->args,
 	    c->args_len, 256, &d) == 0 && json_str(&d, &ag->turn,
 	    json_get(&d, 0, act ? "name" : "skill"), &s, NULL) == 0)

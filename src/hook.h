@@ -73,6 +73,8 @@ struct hook_step {
 	size_t		 result_len;
 	int		 is_error;	/* post: the step failed */
 	const char	*status;	/* post_turn: as turn_end's */
+	int		 child;		/* a handoff, which starts a child
+					 * agent: *_skill is *_subagent too */
 };
 
 /* One hook ran: decision is "allow", "deny" or "error" (it failed and the

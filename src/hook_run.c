@@ -290,11 +290,10 @@ hook_check(const struct hook_env *env, struct arena *a,
 		src[1] = &sr;
 	}
 #if SKILLBOX_HOOKS
-	/* A handoff starts a child agent: pre/post_skill, and also
-	 * pre/post_subagent. */
-	sub = st->tool != NULL && (st->ev == HOOK_PRE_SKILL || st->ev ==
-	    HOOK_POST_SKILL) && strncmp(st->tool, "handoff_to_", 11) == 0 ?
-	    (int)st->ev + HOOK_PRE_SUBAGENT - HOOK_PRE_SKILL : -1;
+	/* A handoff starts a child agent: its pre/post_skill step is its
+	 * pre/post_subagent one too. */
+	sub = st->child ? (int)st->ev + HOOK_PRE_SUBAGENT - HOOK_PRE_SKILL :
+	    -1;
 #endif
 	for (i = 0; i < 2 && src[i] != NULL; i++) {
 #if SKILLBOX_HOOKS
