@@ -16,6 +16,7 @@
 #include "helpz.h"
 #include "log.h"
 #include "skill.h"
+#include "switches.h"
 
 struct app app;
 
@@ -33,6 +34,9 @@ static const struct applet applets[] = {
 	{ "config", cmd_config, SUMMARY_CONFIG, HELP_CONFIG },
 	{ "exec", cmd_exec, SUMMARY_EXEC, HELP_EXEC },
 	{ "llm", cmd_llm, SUMMARY_LLM, HELP_LLM },
+#if SKILLBOX_MCP
+	{ "mcp", cmd_mcp, SUMMARY_MCP, HELP_MCP },
+#endif
 	{ "run", cmd_run, SUMMARY_RUN, HELP_RUN },
 	{ "sandbox", cmd_sandbox, SUMMARY_SANDBOX, HELP_SANDBOX },
 	{ "serve", cmd_serve, SUMMARY_SERVE, HELP_SERVE },

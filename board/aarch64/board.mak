@@ -11,3 +11,5 @@ SIZE_BUDGET	= 458752
 # (README, "Features and their cost"): make SERVE_TLS=1 ORCH=1 builds them.
 SERVE_TLS	= 0
 ORCH		= 0
+# Nor does the MCP client (make MCP=1).
+MCP		= 0
