@@ -3730,6 +3730,49 @@ agent_entry(struct agent *ag, const char *name, int plan_only)
 }
 
 #if SKILLBOX_MCP
+/* see agent.h */
+int
+agent_tool(struct agent *ag, const char *skill, const char *tool,
+    const char *args, size_t n, struct tool_out *out)
+{
+	struct frame f;
+	struct llm_call c;
+	struct tool_env env;
+	int id = tool_find(tool);
+
+	arena_reset(&ag->turn);
+	memset(out, 0, sizeof(*out));
+	memset(&f, 0, sizeof(f));
+	memset(&c, 0, sizeof(c));
+	out->is_error = 1;
+	if ((f.skill = tool_skill_find(&ag->reg, skill)) == NULL ||
+	    skill_osk(f.skill) != NULL) {
+		out->text = "no such skill here";
+		return 0;
+	}
+	if (id != T_RUN_SKILL_SCRIPT && id != T_READ_SKILL_FILE &&
+	    id != T_LIST_SKILL_FILES) {
+		out->text = "not a tool of a skill";
+		return 0;
+	}
+	f.name = f.skill->name;
+	f.a = &ag->turn;
+	f.depth = 1;
+	c.id = "mcp";
+	c.name = tool;
+	c.args = args;
+	c.args_len = n;
+	ag->deadline = net_now_ms() + (long long)ag->cfg->limits.time_s * 1000;
+	if (gate(ag, &f, &c, out))
+		return 0;
+	out->is_error = 0;
+	tool_env(ag, &f, &env);
+	if (tool_call(&env, &ag->turn, (enum tool_id)id, args, n, out) != 0)
+		return -E_NOMEM;
+	call_hooked(ag, &f, &c, out);
+	return 0;
+}
+
 /* The MCP servers: the configuration's, then those of the skills' own
  * front-matter (a name already taken is left out). */
 static int
@@ -3788,6 +3831,12 @@ mcp_init(struct agent *ag)
 	return 0;
 }
 #endif
+
+const struct skill_reg *
+agent_reg(const struct agent *ag)
+{
+	return &ag->reg;
+}
 
 struct mcp *
 agent_mcp(const struct agent *ag)
