@@ -9,6 +9,8 @@
  * --json          NDJSON events on stdout
  * --session NAME  continue or create that session
  * --resume NAME   continue that session; it must exist
+ * --no-cache      ask the model even when the response cache has the
+ *                 reply (as SKILLBOX_NO_CACHE=1)
  *
  * When the model asks a question (ask_user), the next line is the answer
  * ("answer>" on a terminal); /exit then leaves with the turn paused in
@@ -18,6 +20,7 @@
  * not be opened, 2 usage, 3 memory budget exhausted. */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -30,11 +33,12 @@
 int
 cmd_chat(int argc, char **argv)
 {
-	enum { O_JSON = 256, O_SESSION, O_RESUME };
+	enum { O_JSON = 256, O_SESSION, O_RESUME, O_NOCACHE };
 	static const struct option lo[] = {
 		{ "json", no_argument, NULL, O_JSON },
 		{ "session", required_argument, NULL, O_SESSION },
 		{ "resume", required_argument, NULL, O_RESUME },
+		{ "no-cache", no_argument, NULL, O_NOCACHE },
 		{ "stream", no_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -54,6 +58,7 @@ cmd_chat(int argc, char **argv)
 		case O_JSON: json = 1; break;
 		case O_SESSION: session = optarg; break;
 		case O_RESUME: session = optarg; resume = 1; break;
+		case O_NOCACHE: setenv("SKILLBOX_NO_CACHE", "1", 1); break;
 		case 'h': return cmd_help("chat");
 		default: return cmd_usage("chat", "bad option");
 		}
