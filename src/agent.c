@@ -3721,3 +3721,21 @@ agent_close(struct agent *ag)
 		slog_sync(&ag->log);
 	slog_close(&ag->log);
 }
+
+struct llm_client *
+agent_llm(struct agent *ag)
+{
+	return ag->cl;
+}
+
+/* see agent.h */
+void
+agent_free(struct agent *ag)
+{
+	agent_close(ag);
+	llm_disconnect(ag->cl);
+	skill_reg_free(&ag->reg);
+	arena_reset(&ag->sess[0]);
+	arena_reset(&ag->sess[1]);
+	arena_reset(&ag->turn);
+}
