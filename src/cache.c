@@ -66,7 +66,7 @@ cache_drop(const char *dir, const char *key)
 static void
 evict(int dfd, size_t max)
 {
-	struct timespec old;
+	struct timespec old = { 0, 0 };
 	struct dirent *de;
 	struct stat st;
 	char victim[65];
