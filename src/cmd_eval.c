@@ -267,7 +267,9 @@ on_event(void *ctx, const struct agent_event *e)
 
 	if (strcmp(e->type, "usage") == 0) {
 		s->steps++;
-		if (memmem(e->json, e->n, "\"cache\":\"hit\"", 13) != NULL)
+		/* count_usage puts it last */
+		if (e->n >= 14 && memcmp(e->json + e->n - 14,
+		    "\"cache\":\"hit\"}", 14) == 0)
 			s->hits++;
 	} else if (e->name != NULL && (strcmp(e->type, "tool_start") == 0 ||
 	    strcmp(e->type, "handoff") == 0)) {
