@@ -727,6 +727,15 @@ cmd_eval(int argc, char **argv)
 		log_err("%s", why);
 		return EXIT_FAIL;
 	}
+	/* The trust anchors once, before the first case's mark: a client
+	 * keeps the first it loads for the whole process, and each case's
+	 * memory is given back. */
+	if (strcmp(cf->provider, "offline") != 0 && cf->base_url != NULL &&
+	    strncmp(cf->base_url, "https:", 6) == 0 &&
+	    llm_preload_anchors(&app.perm, cf->ca_file, why, sizeof(why)) != 0) {
+		log_err("eval: %s", why);
+		return EXIT_FAIL;
+	}
 	arena_init(&y, "evals");
 	if ((e = load(&y, &cs, &n)) != 0 || (rs = arena_zalloc(&y,
 	    n * sizeof(*rs))) == NULL) {

@@ -11,5 +11,5 @@ SIZE_BUDGET	= 458752
 # (README, "Features and their cost"): make SERVE_TLS=1 ORCH=1 builds them.
 SERVE_TLS	= 0
 ORCH		= 0
-# evals and the response cache: make EVAL=1
+# evals and the response cache do not fit the size budget either: make EVAL=1
 EVAL		= 0

@@ -10,5 +10,5 @@ SIZE_BUDGET	= 458752
 # builds them in; CI tests such a build too.
 SERVE_TLS	= 0
 ORCH		= 0
-# evals and the response cache: make EVAL=1
+# evals and the response cache do not fit the size budget either: make EVAL=1
 EVAL		= 0
