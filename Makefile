@@ -96,6 +96,9 @@ SRCS		:= $(wildcard src/*.c)
 OBJS		:= $(SRCS:src/%.c=$(B)/obj/%.o)
 LIBOBJS		:= $(filter-out $(B)/obj/main.o,$(OBJS))
 CMDS		:= $(wildcard src/cmd_*.c)
+ifneq ($(EVAL),1)
+CMDS		:= $(filter-out src/cmd_eval.c,$(CMDS))
+endif
 UNIT_SRCS	:= $(wildcard tests/unit/*.c)
 UNIT_OBJS	:= $(UNIT_SRCS:tests/unit/%.c=$(B)/unit/%.o)
 SETUP_OK	= build/.setup-ok
@@ -134,7 +137,7 @@ $(B)/vendor/libbearssl.a $(B)/vendor/libfyaml.a: $(VENDOR_OK) tools/vendor.mk $(
 	    Q=$(Q) $@
 	$(Q)touch $@
 
-$(B)/gen/help.h: $(CMDS) tools/mkhelp.sh
+$(B)/gen/help.h: $(CMDS) tools/mkhelp.sh $(B)/gen/switches.h
 	@mkdir -p $(@D)
 	$(Q)sh tools/mkhelp.sh $(CMDS) >$@.tmp && mv $@.tmp $@
 
@@ -143,7 +146,7 @@ HOSTCC		?= cc
 build/host/lzpack: tools/lzpack.c
 	@mkdir -p $(@D)
 	$(Q)$(HOSTCC) -O2 -Wall -o $@ tools/lzpack.c
-$(B)/gen/helpz.h: $(CMDS) tools/mkhelp.sh build/host/lzpack
+$(B)/gen/helpz.h: $(CMDS) tools/mkhelp.sh build/host/lzpack $(B)/gen/switches.h
 	@mkdir -p $(@D)
 	$(Q)sh tools/mkhelp.sh --text $(CMDS) | build/host/lzpack help_lz >$@.tmp && \
 	    mv $@.tmp $@

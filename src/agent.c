@@ -1332,7 +1332,8 @@ par_relay(struct agent *ag, const struct frame *f, char *line, size_t n,
 			ti = (unsigned long)v;
 		if (json_int(&d, json_get(&d, 0, "output_tokens"), &v) == 0)
 			tn = (unsigned long)v;
-		const char *ch = dstr(&d, a, 0, "cache", NULL);
+		const char *ch = SKILLBOX_EVAL ? dstr(&d, a, 0, "cache",
+		    NULL) : NULL;
 
 		ag->calls++;
 		count_usage(ag, ti, tn, ch == NULL ? -1 :
@@ -2057,6 +2058,8 @@ count_usage(struct agent *ag, unsigned long in, unsigned long out, int cache)
 	struct ev ev;
 	const char *c;
 
+	if (!SKILLBOX_EVAL)
+		cache = -1;
 	if (cache == 1)
 		in = out = 0;
 	ag->in_tok += in;

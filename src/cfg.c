@@ -723,8 +723,10 @@ walk(struct ld *l, const struct fm_node *map, const char *prefix)
 			if (nd->kind != FM_MAP)
 				return must(l, &keys[i], nd);
 			snprintf(name, sizeof(name), "%s.", keys[i].name);
+#if SKILLBOX_EVAL
 			if (strcmp(name, "cache.") == 0)
 				l->c->cache.on = 1;
+#endif
 			if ((e = walk(l, nd, name)) != 0)
 				return e;
 			continue;
@@ -873,12 +875,14 @@ env_defaults(struct ld *l)
 		if (c->state_dir == NULL)
 			return -E_NOMEM;
 	}
+#if SKILLBOX_EVAL
 	if (c->cache.on && c->cache.dir == NULL &&
 	    (c->cache.dir = arena_printf(l->a, "%s/cache", c->state_dir)) ==
 	    NULL)
 		return -E_NOMEM;
 	if (c->cache.max == 0)
 		c->cache.max = 4u << 20;
+#endif
 	if (c->src[find_key("workspace")] == NULL &&
 	    (c->workspace = arena_printf(l->a, "%s/workspace",
 	    c->state_dir)) == NULL)

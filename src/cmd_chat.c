@@ -9,8 +9,6 @@
  * --json          NDJSON events on stdout
  * --session NAME  continue or create that session
  * --resume NAME   continue that session; it must exist
- * --no-cache      ask the model even when the response cache has the
- *                 reply (as SKILLBOX_NO_CACHE=1)
  *
  * When the model asks a question (ask_user), the next line is the answer
  * ("answer>" on a terminal); /exit then leaves with the turn paused in
@@ -27,6 +25,7 @@
 #include "agent.h"
 #include "cmd.h"
 #include "log.h"
+#include "switches.h"
 
 #define LINE_MAX_BYTES	(64u << 10)
 
@@ -38,7 +37,9 @@ cmd_chat(int argc, char **argv)
 		{ "json", no_argument, NULL, O_JSON },
 		{ "session", required_argument, NULL, O_SESSION },
 		{ "resume", required_argument, NULL, O_RESUME },
+#if SKILLBOX_EVAL
 		{ "no-cache", no_argument, NULL, O_NOCACHE },
+#endif
 		{ "stream", no_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -58,7 +59,9 @@ cmd_chat(int argc, char **argv)
 		case O_JSON: json = 1; break;
 		case O_SESSION: session = optarg; break;
 		case O_RESUME: session = optarg; resume = 1; break;
+#if SKILLBOX_EVAL
 		case O_NOCACHE: setenv("SKILLBOX_NO_CACHE", "1", 1); break;
+#endif
 		case 'h': return cmd_help("chat");
 		default: return cmd_usage("chat", "bad option");
 		}

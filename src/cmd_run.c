@@ -13,8 +13,7 @@
  * --session NAME  continue that session (created if new)
  * --resume NAME   continue that session; it must exist
  * --no-log        keep no session log
- * --no-cache      ask the model even when the response cache has the
- *                 reply (as SKILLBOX_NO_CACHE=1)
+ * --no-cache      not from the response cache (EVAL=1; chat too)
  * --agent SKILL   give the prompt to that skill's agent (an orchestration
  *                 skill runs its plan or loop) instead of the entry agent
  * --plan-only     with an orchestration skill in SOP mode: print its plan,
@@ -41,6 +40,7 @@
 #include "cmd.h"
 #include "json.h"
 #include "log.h"
+#include "switches.h"
 #include "str.h"
 
 /* Text of an event shown to a person, in app.perm: controls are
@@ -243,7 +243,9 @@ cmd_run(int argc, char **argv)
 		{ "session", required_argument, NULL, O_SESSION },
 		{ "resume", required_argument, NULL, O_RESUME },
 		{ "no-log", no_argument, NULL, O_NOLOG },
+#if SKILLBOX_EVAL
 		{ "no-cache", no_argument, NULL, O_NOCACHE },
+#endif
 		{ "agent", required_argument, NULL, O_AGENT },
 		{ "plan-only", no_argument, NULL, O_PLAN },
 		{ "stream", no_argument, NULL, 's' },
@@ -265,7 +267,9 @@ cmd_run(int argc, char **argv)
 		case O_SESSION: session = optarg; break;
 		case O_RESUME: session = optarg; resume = 1; break;
 		case O_NOLOG: nolog = 1; break;
+#if SKILLBOX_EVAL
 		case O_NOCACHE: setenv("SKILLBOX_NO_CACHE", "1", 1); break;
+#endif
 		case O_AGENT: agent = optarg; break;
 		case O_PLAN: plan = 1; break;
 		case 'h': return cmd_help("run");

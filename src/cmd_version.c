@@ -28,10 +28,9 @@ cmd_version(int argc, char **argv)
 	    "ollama; TLS 1.2\n");
 	printf("serve: HTTP/1.1%s\n", SKILLBOX_SERVE_TLS ? ", HTTPS (TLS 1.2)" :
 	    " (built without HTTPS: SERVE_TLS=0)");
-	printf("orchestration: %s\nhooks: %s\n", SKILLBOX_ORCH ? "oskill.md "
-	    "(SOP plans, loops)" : "no (ORCH=0)", SKILLBOX_HOOKS ? "command, "
-	    "http" : "no (HOOKS=0)");
-	printf("eval: %s\n", SKILLBOX_EVAL ? "evals, response cache" :
-	    "no (EVAL=0)");
+	printf("orchestration: %s\nhooks: %s\neval: %s\n", SKILLBOX_ORCH ?
+	    "oskill.md (SOP plans, loops)" : "no (ORCH=0)", SKILLBOX_HOOKS ?
+	    "command, http" : "no (HOOKS=0)", SKILLBOX_EVAL ? "evals, "
+	    "response cache" : "no (EVAL=0)");
 	return EXIT_OK;
 }

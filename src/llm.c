@@ -480,8 +480,10 @@ struct llm_client {
 						 * alive connection closed */
 	int			 timed_out;	/* the deadline ended llm_send */
 	const struct llm_sink	*user_sink;
+#if SKILLBOX_EVAL
 	struct sbuf		*rec;		/* the reply body, for the cache */
 	int			 cached;	/* see llm_cached */
+#endif
 	char			 why[320];
 };
 
@@ -820,8 +822,10 @@ attempt(struct llm_client *cl, struct arena *a, struct arena *tmp,
 		goto out;
 	}
 	while ((n = http_read_body(&cl->hc, buf, sizeof(buf))) > 0) {
+#if SKILLBOX_EVAL
 		if (cl->rec != NULL)
 			sbuf_add(cl->rec, buf, (size_t)n);
+#endif
 		if ((e = dec_feed(d, buf, (size_t)n)) != 0)
 			break;
 	}
@@ -923,8 +927,10 @@ llm_send(struct llm_client *cl, struct arena *a, const struct llm_req *q,
 #endif
 
 	memset(r, 0, sizeof(*r));
+#if SKILLBOX_EVAL
 	cl->cached = -1;
 	cl->rec = NULL;
+#endif
 	if (cl->path == NULL)
 		return -E_INVAL;
 	target.path = cl->path;
@@ -985,10 +991,12 @@ llm_send(struct llm_client *cl, struct arena *a, const struct llm_req *q,
 		struct arena_mark m = arena_mark(&tmp);
 
 		cl->attempts++;
+#if SKILLBOX_EVAL
 		if (cl->rec != NULL) {	/* a new attempt: a new body */
 			sbuf_release(cl->rec);
 			sbuf_init(cl->rec, NULL, cl->c.cache_max);
 		}
+#endif
 		e = attempt(cl, a, &tmp, q, &head, &body, r, &again, &wait);
 		arena_reset_to(&tmp, m);
 		if (e != 0 && cl->net.expired) {
@@ -1098,7 +1106,11 @@ llm_attempts(const struct llm_client *cl)
 int
 llm_cached(const struct llm_client *cl)
 {
+#if SKILLBOX_EVAL
 	return cl->cached;
+#else
+	return -1;
+#endif
 }
 
 /* see llm.h */
