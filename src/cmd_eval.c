@@ -20,8 +20,8 @@
  *                           # answer 0-10 against the rubric (or judge:
  *                           # TEXT, passing at 7)
  *
- * Each case's latency, model calls, tokens and money are recorded (a
- * reply from the response cache counts no tokens). A table goes to
+ * Each case's latency, model calls, tokens and money (the judge's
+ * included) are recorded; a reply from the response cache counts none. A table goes to
  * stdout, or with --json one JSON object.
  * --junit FILE      a JUnit XML report too
  * --markdown FILE   a Markdown table too
@@ -394,6 +394,7 @@ check_judge(const struct ecase *c, struct llm_client *cl,
 	struct llm_req q;
 	struct llm_msg m;
 	struct llm_reply rp;
+	const struct cfg_price *pr;
 	const char *p;
 	unsigned score = 0;
 	int e;
@@ -418,6 +419,12 @@ check_judge(const struct ecase *c, struct llm_client *cl,
 	    1000);
 	if ((e = llm_send(cl, a, &q, NULL, &rp)) != 0)
 		return fail(r, "judge: %.150s", llm_why(cl));
+	/* The judge's tokens and money are the case's too (not a hit's). */
+	if (llm_cached(cl) != 1 && (pr = cfg_price(cf, cf->model)) != NULL)
+		r->cost += ((double)rp.in_tokens * pr->input +
+		    (double)rp.out_tokens * pr->output) / 1e6;
+	if (llm_cached(cl) != 1)
+		r->tokens += rp.in_tokens + rp.out_tokens;
 	p = rp.text;
 	while (*p != '\0' && (*p < '0' || *p > '9'))
 		p++;
