@@ -163,4 +163,12 @@ struct mcp *agent_mcp(const struct agent *ag);
 /* Close the session log (synced). */
 void	agent_close(struct agent *ag);
 
+/* Close it, its connection to the model, and give back the memory it
+ * holds outside `perm` (one agent after another, as evals run them);
+ * perm is the caller's to reset. */
+void	agent_free(struct agent *ag);
+
+/* Its client of the model, NULL when offline (an eval's judge). */
+struct llm_client *agent_llm(struct agent *ag);
+
 #endif
