@@ -2692,6 +2692,12 @@ offline_turn(struct agent *ag, const char *input, const char **final)
 
 /* --- slash commands and .command.md */
 
+#if SKILLBOX_MCP
+#define MCP_CMD		"/mcp_servers, "
+#else
+#define MCP_CMD		""
+#endif
+
 static enum agent_status
 slash(struct agent *ag, const char *cmd, const char **final)
 {
@@ -2701,7 +2707,7 @@ slash(struct agent *ag, const char *cmd, const char **final)
 	sbuf_init(&sb, &ag->turn, 0);
 	if (strcmp(cmd, "/help") == 0) {
 		sbuf_adds(&sb, "Commands: /help, /skills, /compact, /session, "
-		    "/usage, /exit");
+		    "/usage, " MCP_CMD "/exit");
 		if (ag->cfg->commands_dir != NULL)
 			sbuf_printf(&sb, "; your commands in %s (/NAME ARGS)",
 			    ag->cfg->commands_dir);
@@ -2730,6 +2736,10 @@ slash(struct agent *ag, const char *cmd, const char **final)
 			sbuf_printf(&sb, "; cost %.4f", ag->cost);
 		sbuf_printf(&sb, "; memory: %zu of %zu KiB in use, peak %zu",
 		    mem_used() >> 10, mem_budget() >> 10, mem_peak() >> 10);
+#if SKILLBOX_MCP
+	} else if (strcmp(cmd, "/mcp_servers") == 0) {
+		mcp_describe(ag->mcp, &sb);
+#endif
 	} else if (strcmp(cmd, "/exit") == 0 || strcmp(cmd, "/quit") == 0) {
 		*final = "bye";
 		return AG_EXIT;

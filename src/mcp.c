@@ -955,6 +955,32 @@ mcp_open(struct mcp *m, unsigned i, const char ***names, unsigned *ntools,
 
 /* see mcp.h */
 void
+mcp_describe(const struct mcp *m, struct sbuf *sb)
+{
+	const struct conn *c;
+	const char **a;
+	unsigned i;
+
+	for (i = 0; m != NULL && i < m->n; i++) {
+		c = &m->v[i];
+		sbuf_printf(sb, "%s: %s", c->s->name, c->up == 1 ? "running" :
+		    c->up < 0 ? "given up" : c->listed ? "stopped" :
+		    "not started");
+		if (c->listed)
+			sbuf_printf(sb, ", %u tools", c->ntools);
+		if (c->up != 1 && c->why[0] != '\0')
+			sbuf_printf(sb, " (%s)", c->why);
+		sbuf_adds(sb, "; for");
+		for (a = c->s->agents; *a != NULL; a++)
+			sbuf_printf(sb, " %s", *a);
+		sbuf_addc(sb, '\n');
+	}
+	if (m == NULL)
+		sbuf_adds(sb, "(no MCP servers configured)");
+}
+
+/* see mcp.h */
+void
 mcp_close(struct mcp *m)
 {
 	unsigned i;

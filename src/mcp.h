@@ -96,6 +96,10 @@ int	mcp_call(struct mcp *m, unsigned i, struct arena *a, const char *tool,
  * same when we speak it, else our latest. */
 const char *mcp_version(const char *asked);
 
+/* One line a server: its state, tools and agents (/mcp_servers). */
+struct sbuf;
+void	mcp_describe(const struct mcp *m, struct sbuf *sb);
+
 /* Stop every server this process started. */
 void	mcp_close(struct mcp *m);
 
