@@ -35,6 +35,7 @@ ifeq ($(PROFILE),router)
 SERVE_TLS	?= 0
 ORCH		?= 0
 HOOKS		?= 0
+PERSIST		?= 0
 else ifneq ($(PROFILE),full)
 $(error PROFILE=$(PROFILE): the profiles are full and router)
 endif
@@ -43,6 +44,8 @@ SERVE_TLS	?= 1
 ORCH		?= 1
 # hooks: commands and HTTP endpoints that allow or deny steps
 HOOKS		?= 1
+# sessions kept on flash: persist.*, skillbox state
+PERSIST		?= 1
 
 ifeq ($(origin CC),default)
 CC		= $(MUSL_CC)
@@ -93,6 +96,10 @@ SRCS		:= $(wildcard src/*.c)
 OBJS		:= $(SRCS:src/%.c=$(B)/obj/%.o)
 LIBOBJS		:= $(filter-out $(B)/obj/main.o,$(OBJS))
 CMDS		:= $(wildcard src/cmd_*.c)
+# no help text for an applet that is not built in
+ifeq ($(PERSIST),0)
+CMDS		:= $(filter-out src/cmd_state.c,$(CMDS))
+endif
 UNIT_SRCS	:= $(wildcard tests/unit/*.c)
 UNIT_OBJS	:= $(UNIT_SRCS:tests/unit/%.c=$(B)/unit/%.o)
 SETUP_OK	= build/.setup-ok
@@ -131,7 +138,7 @@ $(B)/vendor/libbearssl.a $(B)/vendor/libfyaml.a: $(VENDOR_OK) tools/vendor.mk $(
 	    Q=$(Q) $@
 	$(Q)touch $@
 
-$(B)/gen/help.h: $(CMDS) tools/mkhelp.sh
+$(B)/gen/help.h: $(CMDS) tools/mkhelp.sh $(B)/gen/switches.h
 	@mkdir -p $(@D)
 	$(Q)sh tools/mkhelp.sh $(CMDS) >$@.tmp && mv $@.tmp $@
 
@@ -140,7 +147,7 @@ HOSTCC		?= cc
 build/host/lzpack: tools/lzpack.c
 	@mkdir -p $(@D)
 	$(Q)$(HOSTCC) -O2 -Wall -o $@ tools/lzpack.c
-$(B)/gen/helpz.h: $(CMDS) tools/mkhelp.sh build/host/lzpack
+$(B)/gen/helpz.h: $(CMDS) tools/mkhelp.sh build/host/lzpack $(B)/gen/switches.h
 	@mkdir -p $(@D)
 	$(Q)sh tools/mkhelp.sh --text $(CMDS) | build/host/lzpack help_lz >$@.tmp && \
 	    mv $@.tmp $@
@@ -164,8 +171,8 @@ $(B)/obj/cmd_serve.o: $(B)/gen/web.h
 # that the objects using them are rebuilt then.
 $(B)/gen/switches.h: FORCE
 	@mkdir -p $(@D)
-	$(Q)printf '#define SKILLBOX_SERVE_TLS %d\n#define SKILLBOX_ORCH %d\n#define SKILLBOX_HOOKS %d\n' \
-	    $(SERVE_TLS) $(ORCH) $(HOOKS) >$@.tmp && \
+	$(Q)printf '#define SKILLBOX_SERVE_TLS %d\n#define SKILLBOX_ORCH %d\n#define SKILLBOX_HOOKS %d\n#define SKILLBOX_PERSIST %d\n' \
+	    $(SERVE_TLS) $(ORCH) $(HOOKS) $(PERSIST) >$@.tmp && \
 	    { cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@; }
 FORCE:
 

@@ -28,8 +28,9 @@ cmd_version(int argc, char **argv)
 	    "ollama; TLS 1.2\n");
 	printf("serve: HTTP/1.1%s\n", SKILLBOX_SERVE_TLS ? ", HTTPS (TLS 1.2)" :
 	    " (built without HTTPS: SERVE_TLS=0)");
-	printf("orchestration: %s\nhooks: %s\n", SKILLBOX_ORCH ? "oskill.md "
-	    "(SOP plans, loops)" : "no (ORCH=0)", SKILLBOX_HOOKS ? "command, "
-	    "http" : "no (HOOKS=0)");
+	printf("orchestration: %s\nhooks: %s\npersist: %s\n", SKILLBOX_ORCH ?
+	    "oskill.md (SOP plans, loops)" : "no (ORCH=0)", SKILLBOX_HOOKS ?
+	    "command, http" : "no (HOOKS=0)", SKILLBOX_PERSIST ? "sessions "
+	    "to flash (skillbox state)" : "no (PERSIST=0)");
 	return EXIT_OK;
 }
