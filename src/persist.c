@@ -90,9 +90,6 @@ copy(struct arena *a, const char *from, const char *dir, const char *name,
 	return 0;
 }
 
-/* The figures in <state_dir>/persist.last: numbers in this order. */
-#define LAST_N	11
-
 static char *
 last_path(const struct cfg *c, struct arena *a)
 {
@@ -103,43 +100,22 @@ last_path(const struct cfg *c, struct arena *a)
 void
 persist_last(const struct cfg *c, struct arena *a, struct persist_stats *st)
 {
-	unsigned long long v[LAST_N] = { 0 };
-	char buf[256], *p;
-	unsigned i = 0;
-	ssize_t n = 0;
-	int fd;
+	char *p = last_path(c, a);
+	int fd = p ? open(p, O_RDONLY | O_CLOEXEC) : -1;
 
-	if ((p = last_path(c, a)) != NULL &&
-	    (fd = open(p, O_RDONLY | O_CLOEXEC)) >= 0) {
-		n = read(fd, buf, sizeof(buf));
+	if (fd < 0 || read(fd, st, sizeof(*st)) != sizeof(*st))
+		memset(st, 0, sizeof(*st));
+	if (fd >= 0)
 		close(fd);
-	}
-	for (p = buf; p < buf + n && i < LAST_N; p++)
-		if (*p >= '0' && *p <= '9')
-			v[i] = v[i] * 10 + (unsigned)(*p - '0');
-		else
-			i++;
-	st->time = (long long)v[0];
-	st->files = (unsigned)v[1];
-	st->bytes = v[2];
-	st->fsyncs = v[3];
-	st->deleted = (unsigned)v[4];
-	st->skipped = (unsigned)v[5];
-	st->sessions = (unsigned)v[6];
-	st->kept = v[7];
-	st->syncs = v[8];
-	st->total_bytes = v[9];
-	st->total_fsyncs = v[10];
 }
 
-/* Add this sync to the totals and keep both in state_dir (RAM: no fsync,
- * no flash). */
+/* Add this sync to the totals and keep both in <state_dir>/persist.last,
+ * the struct as it is (RAM, this binary's own file: no fsync, no flash). */
 static void
 save(const struct cfg *c, struct arena *a, struct persist_stats *st)
 {
 	struct persist_stats o;
-	char *p, *tmp, *line;
-	size_t len;
+	char *p, *tmp;
 	int fd, ok;
 
 	persist_last(c, a, &o);
@@ -148,15 +124,10 @@ save(const struct cfg *c, struct arena *a, struct persist_stats *st)
 	st->total_fsyncs = o.total_fsyncs + st->fsyncs;
 	if ((p = last_path(c, a)) == NULL ||
 	    (tmp = arena_printf(a, "%s.tmp", p)) == NULL ||
-	    (line = arena_printf(a, "%lld %u %llu %llu %u %u %u %llu %llu %llu "
-	    "%llu\n", st->time, st->files, st->bytes, st->fsyncs, st->deleted,
-	    st->skipped, st->sessions, st->kept, st->syncs, st->total_bytes,
-	    st->total_fsyncs)) == NULL ||
 	    (fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
 	    O_NOFOLLOW, 0600)) < 0)
 		return;
-	len = strlen(line);
-	ok = write(fd, line, len) == (ssize_t)len;
+	ok = write(fd, st, sizeof(*st)) == sizeof(*st);
 	if (close(fd) != 0 || !ok || rename(tmp, p) != 0)
 		unlink(tmp);
 }

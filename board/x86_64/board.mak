@@ -5,8 +5,9 @@ CROSS_COMPILE	=
 CPUFLAGS	=
 RUNNER		=
 SIZE_BUDGET	= 458752
-# HTTPS in serve and orchestration skills do not fit the size budget here
-# with the rest (README, "Features and their cost"): make SERVE_TLS=1 ORCH=1
-# builds them in; CI tests such a build too.
+# HTTPS in serve, orchestration skills and persistence to flash do not fit
+# the size budget here with the rest (README, "Features and their cost"):
+# make SERVE_TLS=1 ORCH=1 PERSIST=1 builds them in; CI tests such a build too.
 SERVE_TLS	= 0
 ORCH		= 0
+PERSIST		= 0
