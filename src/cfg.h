@@ -125,7 +125,7 @@ struct hook;
 #define CFG_MAX_DIRS	16
 #define CFG_MAX_LIST	16
 #define CFG_MAX_PRICES	16
-#define CFG_MAX_KEYS	64	/* keys with a source (cfg_source) */
+#define CFG_MAX_KEYS	72	/* keys with a source (cfg_source) */
 #define CFG_FILE_MAX	(256u << 10)	/* skillbox.yaml */
 #define CFG_AGENTS_MAX	(64u << 10)	/* agents_file */
 
