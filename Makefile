@@ -37,6 +37,7 @@ ORCH		?= 0
 HOOKS		?= 0
 MCP		?= 0
 EVAL		?= 0
+PERSIST		?= 0
 else ifneq ($(PROFILE),full)
 $(error PROFILE=$(PROFILE): the profiles are full and router)
 endif
@@ -49,6 +50,8 @@ HOOKS		?= 1
 MCP		?= 1
 # evals (skillbox eval) and the response cache
 EVAL		?= 1
+# sessions kept on flash: persist.*, skillbox state
+PERSIST		?= 1
 
 ifeq ($(origin CC),default)
 CC		= $(MUSL_CC)
@@ -100,7 +103,8 @@ OBJS		:= $(SRCS:src/%.c=$(B)/obj/%.o)
 LIBOBJS		:= $(filter-out $(B)/obj/main.o,$(OBJS))
 # The applets of features left out have no help text either.
 CMDS_OFF	:= $(if $(filter 0,$(MCP)),src/cmd_mcp.c) \
-		   $(if $(filter 0,$(EVAL)),src/cmd_eval.c)
+		   $(if $(filter 0,$(EVAL)),src/cmd_eval.c) \
+		   $(if $(filter 0,$(PERSIST)),src/cmd_state.c)
 CMDS		:= $(filter-out $(CMDS_OFF),$(wildcard src/cmd_*.c))
 UNIT_SRCS	:= $(wildcard tests/unit/*.c)
 UNIT_OBJS	:= $(UNIT_SRCS:tests/unit/%.c=$(B)/unit/%.o)
@@ -173,8 +177,8 @@ $(B)/obj/cmd_serve.o: $(B)/gen/web.h
 # that the objects using them are rebuilt then.
 $(B)/gen/switches.h: FORCE
 	@mkdir -p $(@D)
-	$(Q)printf '#define SKILLBOX_SERVE_TLS %d\n#define SKILLBOX_ORCH %d\n#define SKILLBOX_HOOKS %d\n#define SKILLBOX_MCP %d\n#define SKILLBOX_EVAL %d\n' \
-	    $(SERVE_TLS) $(ORCH) $(HOOKS) $(MCP) $(EVAL) >$@.tmp && \
+	$(Q)printf '#define SKILLBOX_SERVE_TLS %d\n#define SKILLBOX_ORCH %d\n#define SKILLBOX_HOOKS %d\n#define SKILLBOX_MCP %d\n#define SKILLBOX_EVAL %d\n#define SKILLBOX_PERSIST %d\n' \
+	    $(SERVE_TLS) $(ORCH) $(HOOKS) $(MCP) $(EVAL) $(PERSIST) >$@.tmp && \
 	    { cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@; }
 FORCE:
 

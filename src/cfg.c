@@ -118,6 +118,12 @@ static const struct key keys[] = {
 	{ "serve.tls_cert", K_PATH, F(serve.tls_cert), 0, 0, 0 },
 	{ "serve.tls_key", K_PATH, F(serve.tls_key), 0, 0, 0 },
 	{ "serve.log", K_LOGTO, F(serve.syslog), 0, 0, 0 },
+#if SKILLBOX_PERSIST
+	{ "persist", K_SECTION, 0, 0, 0, 0 },
+	{ "persist.dir", K_PATH, F(persist.dir), 0, 0, 0 },
+	{ "persist.interval", K_UINT, F(persist.interval), 0, 1, 604800 },
+	{ "persist.max", K_SIZE, F(persist.max), 0, 4u << 10, 1u << 30 },
+#endif
 };
 
 _Static_assert(ARRAY_LEN(keys) <= CFG_MAX_KEYS, "raise CFG_MAX_KEYS");
@@ -947,6 +953,10 @@ cfg_defaults(struct cfg *c)
 	c->serve.header_s = 10;
 	c->serve.body_max = 1u << 20;
 	c->serve.idle_s = 30;
+#if SKILLBOX_PERSIST
+	c->persist.interval = 3600;
+	c->persist.max = 4u << 20;
+#endif
 }
 
 /* see cfg.h */

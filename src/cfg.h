@@ -5,7 +5,7 @@
  * offline provider). An unknown key or a bad value is an error naming
  * file:line. Strings live in the arena given to cfg_load. A relative path
  * in the file (skills, state_dir, workspace, commands_dir, agents_file,
- * ca_file) is taken from the file's folder. Defaults in brackets.
+ * ca_file, persist.dir) is taken from the file's folder. Defaults in brackets.
  *
  *	provider: openai | responses | anthropic | ollama | offline  [offline]
  *	model: NAME                   # needed by every provider but offline
@@ -105,6 +105,12 @@
  *	  tls_cert: PATH              # HTTPS with this PEM chain and
  *	  tls_key: PATH               # this key (EC or RSA)
  *	  log: stderr                 # or syslog: one line per request
+ *	persist:                      # PERSIST=1 builds: sessions kept on
+ *	  dir: /overlay/skillbox      # flash (persist.h); off when no dir
+ *	  interval: 3600              # seconds between serve's syncs, 1..
+ *	                              # 604800 (skillbox state sync: cron)
+ *	  max: 4M                     # bytes kept there: the newest sessions
+ *	                              # that fit, 4k..1G
  *
  * The workspace may not hold the configuration, the state folder, the
  * CA file, a skills folder or the commands folder, nor lie inside a
@@ -128,7 +134,7 @@ struct mcp_server;
 #define CFG_MAX_DIRS	16
 #define CFG_MAX_LIST	16
 #define CFG_MAX_PRICES	16
-#define CFG_MAX_KEYS	80	/* keys with a source (cfg_source) */
+#define CFG_MAX_KEYS	88	/* keys with a source (cfg_source) */
 #define CFG_FILE_MAX	(256u << 10)	/* skillbox.yaml */
 #define CFG_AGENTS_MAX	(64u << 10)	/* agents_file */
 
@@ -205,6 +211,11 @@ struct cfg {
 		const char	*tls_cert, *tls_key;
 		int		 syslog;
 	}		 serve;
+	struct {
+		const char	*dir;	/* NULL: off */
+		unsigned	 interval;
+		size_t		 max;
+	}		 persist;
 	const char	*src[CFG_MAX_KEYS];	/* see cfg_source */
 };
 

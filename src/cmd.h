@@ -89,6 +89,7 @@ int	cmd_sandbox(int argc, char **argv);
 int	cmd_serve(int argc, char **argv);
 int	cmd_session(int argc, char **argv);
 int	cmd_skills(int argc, char **argv);
+int	cmd_state(int argc, char **argv);
 int	cmd_version(int argc, char **argv);
 
 #endif

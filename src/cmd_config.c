@@ -281,6 +281,11 @@ put_settings(struct out *o)
 	    "server leaves, shared by max_turns)");
 	put_str(o, "serve.tls_cert", c->serve.tls_cert, "none");
 	put_str(o, "serve.log", c->serve.syslog ? "syslog" : "stderr", "");
+#if SKILLBOX_PERSIST
+	put_str(o, "persist.dir", c->persist.dir, "none (off)");
+	put_num(o, "persist.interval", c->persist.interval, NULL);
+	put_size(o, "persist.max", c->persist.max, NULL);
+#endif
 }
 
 /* Only whether the key is there, and where: never the key. */

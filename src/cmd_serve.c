@@ -66,6 +66,7 @@
 #include "llm.h"
 #include "log.h"
 #include "net.h"
+#include "persist.h"
 #include "sha256.h"
 #include "skill.h"
 #include "slog.h"
@@ -2289,6 +2290,9 @@ cmd_serve(int argc, char **argv)
 	socklen_t sl;
 	char why[320];
 	int c, one = 1, r;
+#if SKILLBOX_PERSIST
+	long long psync;
+#endif
 
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -2386,6 +2390,10 @@ cmd_serve(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	s.started = time(NULL);
+#if SKILLBOX_PERSIST
+	persist_run(s.cfg, &app.perm, 0);	/* the first start after a boot */
+	psync = s.started + s.cfg->persist.interval;
+#endif
 	log_info("serving on port %u (%s; %u turns at once, %zu KiB each; "
 	    "%s)", s.port, s.cfg->serve.listen, s.cfg->serve.max_turns,
 	    s.slice >> 10, s.ntok ? "tokens required" : "no tokens: "
@@ -2428,8 +2436,17 @@ cmd_serve(int argc, char **argv)
 			if (busy == 0)
 				break;
 		}
+#if SKILLBOX_PERSIST
+		if (time(NULL) >= psync) {	/* only what changed */
+			persist_run(s.cfg, &app.perm, 1);
+			psync = time(NULL) + s.cfg->persist.interval;
+		}
+#endif
 		step(&s);
 	}
+#if SKILLBOX_PERSIST
+	persist_run(s.cfg, &app.perm, 1);
+#endif
 	fprintf(stderr, "skillbox: stopped\n");
 	return EXIT_OK;
 }

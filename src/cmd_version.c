@@ -36,5 +36,7 @@ cmd_version(int argc, char **argv)
 		printf("eval: evals, response cache\n");
 	if (SKILLBOX_MCP)
 		printf("mcp: stdio servers, in the sandbox\n");
+	if (SKILLBOX_PERSIST)
+		printf("persist: sessions to flash (skillbox state)\n");
 	return EXIT_OK;
 }

@@ -45,6 +45,9 @@ static const struct applet applets[] = {
 	{ "serve", cmd_serve, SUMMARY_SERVE, HELP_SERVE },
 	{ "session", cmd_session, SUMMARY_SESSION, HELP_SESSION },
 	{ "skills", cmd_skills, SUMMARY_SKILLS, HELP_SKILLS },
+#if SKILLBOX_PERSIST
+	{ "state", cmd_state, SUMMARY_STATE, HELP_STATE },
+#endif
 	{ "version", cmd_version, SUMMARY_VERSION, HELP_VERSION },
 };
 

@@ -7,11 +7,9 @@ CROSS_COMPILE	= aarch64-linux-gnu-
 CPUFLAGS	= -mcmodel=tiny
 RUNNER		= qemu-aarch64-static
 SIZE_BUDGET	= 458752
-# HTTPS in serve and orchestration skills do not fit the size budget here
-# (README, "Features and their cost"): make SERVE_TLS=1 ORCH=1 builds them.
+# These features do not fit the size budget here (README, "Features and
+# their cost"): make SERVE_TLS=1 ORCH=1 MCP=1 EVAL=1 builds them in.
 SERVE_TLS	= 0
 ORCH		= 0
-# Nor does the MCP client (make MCP=1).
 MCP		= 0
-# evals and the response cache do not fit the size budget either: make EVAL=1
 EVAL		= 0

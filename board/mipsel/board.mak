@@ -17,6 +17,8 @@ RUNNER		= qemu-mipsel-static
 QEMU_CPU	?= 24Kc
 export QEMU_CPU
 SIZE_BUDGET	= 491520
-# evals and the response cache (musl's regex alone is about 40 KB) do not
-# fit the size budget (README, "Features and their cost"): make EVAL=1
+# Evals and the response cache (musl's regex alone is about 40 KB) and the
+# MCP client do not fit the size budget with persistence to flash, which a
+# router needs more (README, "Features and their cost"): make EVAL=1 MCP=1
 EVAL		= 0
+MCP		= 0
