@@ -106,6 +106,8 @@ CMDS_OFF	:= $(if $(filter 0,$(MCP)),src/cmd_mcp.c) \
 		   $(if $(filter 0,$(EVAL)),src/cmd_eval.c) \
 		   $(if $(filter 0,$(PERSIST)),src/cmd_state.c)
 CMDS		:= $(filter-out $(CMDS_OFF),$(wildcard src/cmd_*.c))
+# and their lines in the other applets' help ("[EVAL] ..." in tools/mkhelp.sh)
+SWITCHES_OFF	:= $(foreach s,SERVE_TLS ORCH HOOKS MCP EVAL PERSIST,$(if $(filter 0,$($(s))),$(s)))
 UNIT_SRCS	:= $(wildcard tests/unit/*.c)
 UNIT_OBJS	:= $(UNIT_SRCS:tests/unit/%.c=$(B)/unit/%.o)
 SETUP_OK	= build/.setup-ok
@@ -146,7 +148,7 @@ $(B)/vendor/libbearssl.a $(B)/vendor/libfyaml.a: $(VENDOR_OK) tools/vendor.mk $(
 
 $(B)/gen/help.h: $(CMDS) tools/mkhelp.sh $(B)/gen/switches.h
 	@mkdir -p $(@D)
-	$(Q)sh tools/mkhelp.sh $(CMDS) >$@.tmp && mv $@.tmp $@
+	$(Q)OFF="$(SWITCHES_OFF)" sh tools/mkhelp.sh $(CMDS) >$@.tmp && mv $@.tmp $@
 
 # The help texts, packed (tools/lzpack.c, built for this machine).
 HOSTCC		?= cc
@@ -155,7 +157,7 @@ build/host/lzpack: tools/lzpack.c
 	$(Q)$(HOSTCC) -O2 -Wall -o $@ tools/lzpack.c
 $(B)/gen/helpz.h: $(CMDS) tools/mkhelp.sh build/host/lzpack $(B)/gen/switches.h
 	@mkdir -p $(@D)
-	$(Q)sh tools/mkhelp.sh --text $(CMDS) | build/host/lzpack help_lz >$@.tmp && \
+	$(Q)OFF="$(SWITCHES_OFF)" sh tools/mkhelp.sh --text $(CMDS) | build/host/lzpack help_lz >$@.tmp && \
 	    mv $@.tmp $@
 $(B)/obj/main.o: $(B)/gen/helpz.h
 # The built-in tools' texts, packed the same way.

@@ -9,6 +9,7 @@
  * --json          NDJSON events on stdout
  * --session NAME  continue or create that session
  * --resume NAME   continue that session; it must exist
+ * [EVAL] --no-cache      ask the model even when the response cache has it
  *
  * When the model asks a question (ask_user), the next line is the answer
  * ("answer>" on a terminal); /exit then leaves with the turn paused in

@@ -13,7 +13,7 @@
  * --session NAME  continue that session (created if new)
  * --resume NAME   continue that session; it must exist
  * --no-log        keep no session log
- * --no-cache      not from the response cache (EVAL=1; chat too)
+ * [EVAL] --no-cache      ask the model even when the response cache has it
  * --agent SKILL   give the prompt to that skill's agent (an orchestration
  *                 skill runs its plan or loop) instead of the entry agent
  * --plan-only     with an orchestration skill in SOP mode: print its plan,
