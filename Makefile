@@ -35,6 +35,7 @@ ifeq ($(PROFILE),router)
 SERVE_TLS	?= 0
 ORCH		?= 0
 HOOKS		?= 0
+JOBS		?= 0
 else ifneq ($(PROFILE),full)
 $(error PROFILE=$(PROFILE): the profiles are full and router)
 endif
@@ -43,6 +44,8 @@ SERVE_TLS	?= 1
 ORCH		?= 1
 # hooks: commands and HTTP endpoints that allow or deny steps
 HOOKS		?= 1
+# the job board: skillbox jobs, schedules, run-due
+JOBS		?= 1
 
 ifeq ($(origin CC),default)
 CC		= $(MUSL_CC)
@@ -164,8 +167,8 @@ $(B)/obj/cmd_serve.o: $(B)/gen/web.h
 # that the objects using them are rebuilt then.
 $(B)/gen/switches.h: FORCE
 	@mkdir -p $(@D)
-	$(Q)printf '#define SKILLBOX_SERVE_TLS %d\n#define SKILLBOX_ORCH %d\n#define SKILLBOX_HOOKS %d\n' \
-	    $(SERVE_TLS) $(ORCH) $(HOOKS) >$@.tmp && \
+	$(Q)printf '#define SKILLBOX_SERVE_TLS %d\n#define SKILLBOX_ORCH %d\n#define SKILLBOX_HOOKS %d\n#define SKILLBOX_JOBS %d\n' \
+	    $(SERVE_TLS) $(ORCH) $(HOOKS) $(JOBS) >$@.tmp && \
 	    { cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@; }
 FORCE:
 

@@ -31,5 +31,7 @@ cmd_version(int argc, char **argv)
 	printf("orchestration: %s\nhooks: %s\n", SKILLBOX_ORCH ? "oskill.md "
 	    "(SOP plans, loops)" : "no (ORCH=0)", SKILLBOX_HOOKS ? "command, "
 	    "http" : "no (HOOKS=0)");
+	printf("jobs: %s\n", SKILLBOX_JOBS ? "board, schedules, run-due" :
+	    "no (JOBS=0)");
 	return EXIT_OK;
 }

@@ -32,6 +32,7 @@ static const struct applet applets[] = {
 	{ "chat", cmd_chat, SUMMARY_CHAT, HELP_CHAT },
 	{ "config", cmd_config, SUMMARY_CONFIG, HELP_CONFIG },
 	{ "exec", cmd_exec, SUMMARY_EXEC, HELP_EXEC },
+	{ "jobs", cmd_jobs, SUMMARY_JOBS, HELP_JOBS },
 	{ "llm", cmd_llm, SUMMARY_LLM, HELP_LLM },
 	{ "run", cmd_run, SUMMARY_RUN, HELP_RUN },
 	{ "sandbox", cmd_sandbox, SUMMARY_SANDBOX, HELP_SANDBOX },

@@ -11,3 +11,5 @@ SIZE_BUDGET	= 458752
 # (README, "Features and their cost"): make SERVE_TLS=1 ORCH=1 builds them.
 SERVE_TLS	= 0
 ORCH		= 0
+# The job board (skillbox jobs) does not fit either: make JOBS=1.
+JOBS		= 0

@@ -10,3 +10,5 @@ SIZE_BUDGET	= 458752
 # builds them in; CI tests such a build too.
 SERVE_TLS	= 0
 ORCH		= 0
+# The job board (skillbox jobs) does not fit either: make JOBS=1.
+JOBS		= 0
