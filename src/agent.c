@@ -504,7 +504,8 @@ add_handoffs(struct agent *ag, struct frame *f, unsigned cap)
 static int
 frame_setup(struct agent *ag, struct frame *f)
 {
-	unsigned cap = ag->reg.n + T__COUNT + 1, i;
+	unsigned cap = ag->reg.n + T__COUNT + 1 + AGENT_EXT_TOOLS, i;
+	const struct agent_ext *x;
 	struct sbuf sb;
 	int e = 0;
 
@@ -577,6 +578,14 @@ frame_setup(struct agent *ag, struct frame *f)
 		add_tool(f, f->a, cap, T_READ_FILE);
 		add_tool(f, f->a, cap, T_LIST_WORKSPACE_FILES);
 		add_tool(f, f->a, cap, T_GET_FILE_INFO);
+	}
+	for (x = ag->o.ext; x != NULL; x = x->next) {
+		unsigned room = cap - f->ntools;
+
+		if ((e = x->tools(x->ctx, f->a, f->name, f->tools + f->ntools,
+		    room < AGENT_EXT_TOOLS ? room : AGENT_EXT_TOOLS)) < 0)
+			return e;
+		f->ntools += (unsigned)e;
 	}
 	if (f->skill == NULL && ag->summary != NULL)
 		sbuf_printf(&sb, "\n# Earlier in this conversation "
@@ -1881,6 +1890,7 @@ run_call(struct agent *ag, struct frame *fs, unsigned *top,
     const struct llm_call *c, struct tool_out *out)
 {
 	struct frame *f = &fs[*top];
+	const struct agent_ext *x;
 	struct tool_env env;
 	unsigned rep;
 	int id, e, writes;
@@ -1964,6 +1974,15 @@ run_call(struct agent *ag, struct frame *fs, unsigned *top,
 		ev_simple(ag, "agent_start", "agent", sub->name);
 		return 1;
 	}
+	for (x = ag->o.ext; x != NULL; x = x->next)
+		if ((e = x->call(x->ctx, &ag->turn, f->name, c->name, c->args,
+		    c->args_len, out)) <= 0) {
+			if (e < 0)
+				ag->stop = AG_NOMEM;
+			else
+				call_hooked(ag, f, c, out);
+			return 0;
+		}
 	if ((id = tool_find(c->name)) < 0 ||
 	    (id == T_HAND_BACK && f->skill == NULL)) {
 		out->text = arena_printf(&ag->turn, "there is no tool named "
