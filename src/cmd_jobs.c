@@ -36,10 +36,14 @@
  * the schedules that are due into jobs, reclaims runs whose worker died,
  * then runs the ready jobs. After downtime a schedule fires once, for its
  * most recent due time; before the clock is set (before 2020) none fires.
- * A run that answers completes the job (the answer is its result); one
- * that asks the person blocks it (unblock TEXT answers); one that fails,
- * crashes or breaks the schema is tried again after the backoff, and the
- * job fails when its tries are spent; one out of time fails it.
+ * A run reports through the tools job_show, job_complete (the result,
+ * checked against --schema), job_block (what it needs from a person) and
+ * job_comment. A run that completes makes the job done; one that blocks
+ * or asks the person blocks it (unblock TEXT goes on, TEXT added to the
+ * input); one that fails, crashes, breaks the schema or ends without
+ * job_complete or job_block is tried again after the backoff, and the job
+ * fails when its tries are spent; one out of time fails it.
+ * SKILLBOX_NOW=SECONDS (tests only) sets the clock the board uses.
  * Exit status: 0 ok, 1 no such job or an I/O error, 2 usage. */
 #include <errno.h>
 #include <getopt.h>
@@ -398,6 +402,8 @@ quiet(void *ctx, const struct agent_event *e)
 static int
 worker(unsigned id)
 {
+	struct job_worker jw;
+	struct agent_ext x;
 	struct agent_opts o;
 	struct agent *ag;
 	struct job *j, n;
@@ -435,6 +441,11 @@ worker(unsigned id)
 	o.session = arena_printf(&app.perm, "job-%u", id);
 	o.agent = *n.to ? n.to : NULL;
 	o.on_event = quiet;
+	memset(&jw, 0, sizeof(jw));
+	jw.b = &board, jw.id = id, jw.now = now;
+	jw.agent = *n.to ? n.to : "entry";
+	job_worker_ext(&jw, &x);
+	o.ext = &x;
 	ag = agent_new(&app.perm, &jcfg, &o, &e, why, sizeof(why));
 	if (ag == NULL) {
 		st = AG_FAIL, final = why;
@@ -443,7 +454,12 @@ worker(unsigned id)
 	} else
 		st = agent_turn(ag, in, strlen(in), &final);
 	switch (st) {
-	case AG_OK: case AG_EXIT: out = RUN_COMPLETED; break;
+	case AG_OK: case AG_EXIT:
+		out = jw.done == 1 ? RUN_COMPLETED : jw.done == 2 ?
+		    RUN_BLOCKED : RUN_GAVE_UP;
+		final = jw.done ? jw.text : "the run ended without job_complete "
+		    "or job_block";
+		break;
 	case AG_WAIT: out = RUN_BLOCKED; final = agent_question(ag); break;
 	case AG_LIMIT: out = RUN_TIMED_OUT; break;
 	default: out = RUN_GAVE_UP; break;

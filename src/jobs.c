@@ -9,12 +9,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent.h"
 #include "fsafe.h"
 #include "jobs.h"
 #include "json.h"
 #include "log.h"
 #include "slog.h"
 #include "str.h"
+#include "tool.h"
 
 #define JOURNAL		"journal"
 #define LINE_TOKENS	256
@@ -807,4 +809,137 @@ job_schema_check(struct arena *a, const char *schema, const char *text,
 out:
 	arena_reset_to(a, m);
 	return r;
+}
+
+static const struct {
+	const char	*name, *desc, *params;
+} wtools[] = {
+	{ "job_show", "Show the job you are working on: its input, "
+	    "comments, schema and earlier runs.",
+	    "{\"type\":\"object\",\"properties\":{}}" },
+	{ "job_complete", "Finish the job with its result (text, or JSON "
+	    "when the job has a result schema). Then stop.",
+	    "{\"type\":\"object\",\"properties\":{\"result\":{\"description\":"
+	    "\"the result\"}},\"required\":[\"result\"]}" },
+	{ "job_block", "Stop: the job cannot go on without a person (say "
+	    "what you need).",
+	    "{\"type\":\"object\",\"properties\":{\"reason\":{\"type\":"
+	    "\"string\"}},\"required\":[\"reason\"]}" },
+	{ "job_comment", "Add a note to the job for people and later runs.",
+	    "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":"
+	    "\"string\"}},\"required\":[\"text\"]}" },
+};
+
+static int
+w_tools(void *ctx, struct arena *a, const char *agent, struct llm_tool *t,
+    unsigned cap)
+{
+	struct job_worker *w = ctx;
+	unsigned i;
+
+	(void)a;
+	if (strcmp(agent, w->agent) != 0)
+		return 0;
+	for (i = 0; i < ARRAY_LEN(wtools) && i < cap; i++) {
+		t[i].name = wtools[i].name;
+		t[i].description = wtools[i].desc;
+		t[i].params = wtools[i].params;
+	}
+	return (int)i;
+}
+
+/* Argument `key` of a call: a string's text, or any other value as JSON. */
+static char *
+w_arg(struct arena *a, const char *args, size_t n, const char *key)
+{
+	struct json_doc d;
+	char *s;
+	int i;
+
+	if (json_parse(a, args, n, 4096, &d) != 0 ||
+	    (i = json_get(&d, 0, key)) < 0)
+		return NULL;
+	if (d.t[i].type == JSON_STR)
+		return json_str(&d, a, i, &s, NULL) == 0 ? s : NULL;
+	return arena_strndup(a, args + d.t[i].start,
+	    (size_t)(d.t[i].end - d.t[i].start));
+}
+
+static int
+w_keep(struct job_worker *w, int done, const char *text)
+{
+	mem_free(w->text);
+	if ((w->text = mem_alloc(strlen(text) + 1)) == NULL)
+		return -E_NOMEM;
+	memcpy(w->text, text, strlen(text) + 1);
+	w->done = done;
+	return 0;
+}
+
+static int
+w_call(void *ctx, struct arena *a, const char *agent, const char *name,
+    const char *args, size_t n, struct tool_out *out)
+{
+	struct job_worker *w = ctx;
+	struct job *j;
+	struct sbuf sb;
+	char why[200], *v = NULL;
+	int r = 0;
+
+	if (strcmp(agent, w->agent) != 0 || strncmp(name, "job_", 4) != 0)
+		return 1;
+	if (strcmp(name, "job_show") != 0 && (v = w_arg(a, args, n,
+	    strcmp(name, "job_complete") == 0 ? "result" :
+	    strcmp(name, "job_block") == 0 ? "reason" : "text")) == NULL) {
+		out->text = "missing argument";
+		out->is_error = 1;
+		return 0;
+	}
+	if (board_lock(w->b) != 0 || (j = board_job(w->b, w->id)) == NULL) {
+		out->text = "the job board cannot be read";
+		out->is_error = 1;
+		return 0;
+	}
+	out->text = "ok";
+	if (strcmp(name, "job_show") == 0) {
+		sbuf_init(&sb, a, 0);
+		job_json(&sb, j, w->b);
+		out->text = sb.err ? "out of memory" : sb.p;
+		r = sb.err;
+	} else if (strcmp(name, "job_complete") == 0) {
+		if (j->schema != NULL && job_schema_check(a, j->schema, v, why,
+		    sizeof(why)) != 0) {
+			out->text = arena_printf(a, "not accepted: %s; call "
+			    "job_complete again with a result that matches "
+			    "the schema %s", why, j->schema);
+			out->is_error = 1;
+		} else
+			r = w_keep(w, 1, v);
+	} else if (strcmp(name, "job_block") == 0) {
+		r = w_keep(w, 2, v);
+	} else if (strcmp(name, "job_comment") == 0) {
+		r = board_event(w->b, w->id, "comment", v, w->now());
+	} else
+		r = 1;
+	board_unlock(w->b);
+	if (r < 0 && r != -E_NOMEM) {
+		out->text = "the job board cannot be written";
+		out->is_error = 1;
+		r = 0;
+	}
+	if (out->text == NULL)
+		r = -E_NOMEM;
+	if (r == 0)
+		out->len = strlen(out->text);
+	return r;
+}
+
+/* see jobs.h */
+void
+job_worker_ext(struct job_worker *w, struct agent_ext *x)
+{
+	memset(x, 0, sizeof(*x));
+	x->tools = w_tools;
+	x->call = w_call;
+	x->ctx = w;
 }
