@@ -97,6 +97,11 @@
  *	  tls_cert: PATH              # HTTPS with this PEM chain and
  *	  tls_key: PATH               # this key (EC or RSA)
  *	  log: stderr                 # or syslog: one line per request
+ *	jobs:                         # the job board (JOBS builds)
+ *	  max_parallel: 1             # run-due: jobs at once [--max]
+ *	  retries: 2                  # runs after a failed one [--tries]
+ *	  backoff: 60                 # seconds before a retry, doubling
+ *	  compact_at: 64k             # rewrite the journal above this size
  *
  * The workspace may not hold the configuration, the state folder, the
  * CA file, a skills folder or the commands folder, nor lie inside a
@@ -119,7 +124,7 @@ struct hook;
 #define CFG_MAX_DIRS	16
 #define CFG_MAX_LIST	16
 #define CFG_MAX_PRICES	16
-#define CFG_MAX_KEYS	64	/* keys with a source (cfg_source) */
+#define CFG_MAX_KEYS	72	/* keys with a source (cfg_source) */
 #define CFG_FILE_MAX	(256u << 10)	/* skillbox.yaml */
 #define CFG_AGENTS_MAX	(64u << 10)	/* agents_file */
 
@@ -178,6 +183,10 @@ struct cfg {
 		unsigned	 nsecrets;
 	}		 sandbox;
 	int		 create_skill;	/* 0 false, 1 true, 2 trusted */
+	struct {
+		unsigned	 max_parallel, retries, backoff_s;
+		size_t		 compact_at;
+	}		 jobs;
 	struct {
 		const char	*listen;
 		const char	*tokens[CFG_MAX_LIST];	/* "HEX64 [skill..]" */

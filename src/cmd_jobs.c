@@ -20,8 +20,8 @@
  *
  * --to AGENT      who does the job (default: the entry agent)
  * --after ID      a parent: wait until job ID is done (repeatable)
- * --tries N       runs before the job fails (default 3)
- * --backoff SECS  wait before the 2nd run, doubling after (default 60)
+ * --tries N       runs before the job fails (default: jobs.retries + 1)
+ * --backoff SECS  wait before the 2nd run, doubling after (jobs.backoff)
  * --timeout SECS  time budget of each run (default: limits.time)
  * --budget MONEY  money budget of each run (default: limits.budget)
  * --schema JSON   the result must be JSON matching this JSON-Schema subset
@@ -30,9 +30,10 @@
  * --tz TZ         a POSIX TZ string, e.g. CET-1CEST,M3.5.0,M10.5.0/3
  *                 (default UTC)
  * --max N         run-due: jobs run at once, each in its own process
+ *                 (default: jobs.max_parallel)
  *
  * SPEC: hourly, daily, weekly, monthly, "@every 15m", or five cron fields
- * ("*\/15 9-17 * * mon-fri"). run-due (from cron or a procd timer) turns
+ * ("0,30 9-17 * * mon-fri"). run-due (from cron or a procd timer) turns
  * the schedules that are due into jobs, reclaims runs whose worker died,
  * then runs the ready jobs. After downtime a schedule fires once, for its
  * most recent due time; before the clock is set (before 2020) none fires.
@@ -109,7 +110,7 @@ open_board(void)
 	}
 	if ((dir = arena_printf(&app.perm, "%s/jobs", jcfg.state_dir)) == NULL)
 		return cmd_nomem("opening the board");
-	if ((e = board_open(&board, dir, 0)) != 0)
+	if ((e = board_open(&board, dir, jcfg.jobs.compact_at)) != 0)
 		return fail(dir, e);
 	return 0;
 }
@@ -219,8 +220,9 @@ add(const struct jopt *o, int argc, char **argv)
 	j.budget = o->budget;
 	memcpy(j.parents, o->parents, sizeof(j.parents));
 	j.nparents = o->nparents;
-	j.max_tries = o->tries > 0 ? (unsigned)o->tries : 3;
-	j.backoff = o->backoff >= 0 ? o->backoff : 60;
+	j.max_tries = o->tries > 0 ? (unsigned)o->tries :
+	    jcfg.jobs.retries + 1;
+	j.backoff = o->backoff >= 0 ? o->backoff : jcfg.jobs.backoff_s;
 	j.timeout = o->timeout;
 	j.made = now();
 	if ((e = board_put(&board, &j)) != 0)
@@ -356,7 +358,8 @@ materialize(long long t)
 		if (k == board.njobs) {
 			memset(&j, 0, sizeof(j));
 			j.title = s.title, j.input = s.input, j.to = s.to;
-			j.max_tries = 3, j.backoff = 60, j.made = t;
+			j.max_tries = jcfg.jobs.retries + 1;
+			j.backoff = jcfg.jobs.backoff_s, j.made = t;
 			j.sched = s.id, j.due = due;
 			if ((e = board_put(&board, &j)) != 0)
 				return e;
@@ -500,7 +503,8 @@ run_due(const struct jopt *o)
 	unsigned who[64];
 	pid_t pids[64], p;
 	long long t = now();
-	int e, status, max = o->max > 0 ? MIN(o->max, 64) : 1, k;
+	int e, status, k, max = o->max > 0 ? MIN(o->max, 64) :
+	    (int)jcfg.jobs.max_parallel;
 
 	if ((e = board_lock(&board)) != 0)
 		return fail("run-due", e);
