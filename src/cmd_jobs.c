@@ -83,7 +83,7 @@ now(void)
 {
 	const char *s = getenv("SKILLBOX_NOW");
 
-	return s != NULL ? atoll(s) : (long long)time(NULL);
+	return s != NULL ? job_num(s) : (long long)time(NULL);
 }
 
 static int

@@ -39,6 +39,19 @@ job_outcome_name(enum job_outcome o)
 	return outcome_names[o];
 }
 
+/* see jobs.h */
+long long
+job_num(const char *s)
+{
+	long long v = 0;
+
+	if (s == NULL || *s == '\0')
+		return -1;
+	for (; *s >= '0' && *s <= '9' && v < (1LL << 50); s++)
+		v = v * 10 + (*s - '0');
+	return *s == '\0' ? v : -1;
+}
+
 /* Test only: SKILLBOX_JOBS_CRASH_AT=N writes half of this process's Nth
  * journal line and dies as if killed (the fault matrix in jobs.test). */
 static void
@@ -49,7 +62,7 @@ crash_point(int fd, const char *p, size_t n)
 
 	if (left == -1)
 		left = (s = getenv("SKILLBOX_JOBS_CRASH_AT")) != NULL ?
-		    atol(s) : 0;
+		    job_num(s) : 0;
 	if (left <= 0 || --left > 0)
 		return;
 	if (write(fd, p, n / 2) < 0)

@@ -113,6 +113,9 @@ int	board_finish(struct board *b, unsigned id, enum job_outcome o,
 /* Reclaim running jobs whose worker is gone (as crashed). Count or <0. */
 int	board_reclaim(struct board *b, long long now);
 
+/* A decimal of digits only (no sign), or -1. */
+long long job_num(const char *s);
+
 /* 1 when process pid still runs and started at `start` (0: unknown). */
 int	job_pid_alive(long long pid, long long start);
 long long job_pid_start(long long pid);
