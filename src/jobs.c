@@ -161,6 +161,90 @@ name_index(const char *const *names, unsigned n, const char *s)
 	return 0;
 }
 
+/* The fields of a journal line: a table drives both reading and writing.
+ * Kinds: 'S' a string, 'U' unsigned, 'L' long, 'Q' long long. */
+struct field {
+	const char	*name;
+	char		 kind;
+	unsigned short	 off;
+};
+
+#define JF(k, m, n)	{ n, k, offsetof(struct job, m) }
+static const struct field job_fields_t[] = {
+	JF('U', id, "id"), JF('S', title, "title"), JF('S', input, "input"),
+	JF('S', to, "to"), JF('S', schema, "schema"),
+	JF('S', result, "result"), JF('S', why, "why"),
+	JF('S', budget, "budget"), JF('U', tries, "tries"),
+	JF('U', max_tries, "max_tries"), JF('L', timeout, "timeout"),
+	JF('L', backoff, "backoff"), JF('Q', made, "made"),
+	JF('Q', next, "next"), JF('Q', pid, "pid"), JF('Q', pstart, "pstart"),
+	JF('U', sched, "sched"), JF('Q', due, "due"),
+};
+#define SF(k, m, n)	{ n, k, offsetof(struct job_sched, m) }
+static const struct field sched_fields_t[] = {
+	SF('U', id, "id"), SF('U', gone, "gone"), SF('S', spec, "spec"),
+	SF('S', tz, "tz"), SF('S', title, "title"), SF('S', input, "input"),
+	SF('S', to, "to"), SF('Q', made, "made"), SF('Q', last, "last"),
+};
+
+/* Read the fields of table f from object 0 of d into struct p. */
+static void
+fields_get(const struct field *f, size_t n, const struct json_doc *d,
+    struct arena *a, void *p)
+{
+	char *at, *s;
+	long long v;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		int t = json_get(d, 0, f[i].name);
+
+		at = (char *)p + f[i].off;
+		if (f[i].kind == 'S') {
+			if (t >= 0 && json_str(d, a, t, &s, NULL) == 0)
+				*(const char **)(void *)at = s;
+			continue;
+		}
+		v = 0;
+		json_int(d, t, &v);
+		if (f[i].kind == 'U')
+			*(unsigned *)(void *)at = (unsigned)v;
+		else if (f[i].kind == 'L')
+			*(long *)(void *)at = (long)v;
+		else
+			*(long long *)(void *)at = v;
+	}
+}
+
+/* Write the fields of table f of struct p (empty and 0 ones left out). */
+static void
+fields_put(const struct field *f, size_t n, struct json_writer *w,
+    const void *p)
+{
+	const char *at, *s;
+	long long v;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		at = (const char *)p + f[i].off;
+		if (f[i].kind == 'S') {
+			s = *(const char *const *)(const void *)at;
+			if (s != NULL) {
+				json_key(w, f[i].name);
+				json_put_str(w, s);
+			}
+			continue;
+		}
+		v = f[i].kind == 'U' ? *(const unsigned *)(const void *)at :
+		    f[i].kind == 'L' ? *(const long *)(const void *)at :
+		    *(const long long *)(const void *)at;
+		if (v != 0) {
+			json_key(w, f[i].name);
+			json_put_int(w, v);
+		}
+	}
+}
+
 static int
 apply_job(struct board *b, const struct json_doc *d)
 {
@@ -175,16 +259,9 @@ apply_job(struct board *b, const struct json_doc *d)
 	    &b->capjobs, id, offsetof(struct job, id))) == NULL)
 		return -E_NOMEM;
 	old = *sp;
-	j->id = id;
+	fields_get(job_fields_t, ARRAY_LEN(job_fields_t), d, a, j);
 	j->st = (enum job_status)name_index(status_names, 7,
 	    str_of(d, a, 0, "st"));
-	j->title = str_of(d, a, 0, "title");
-	j->input = str_of(d, a, 0, "input");
-	j->to = str_of(d, a, 0, "to");
-	j->schema = str_of(d, a, 0, "schema");
-	j->result = str_of(d, a, 0, "result");
-	j->why = str_of(d, a, 0, "why");
-	j->budget = str_of(d, a, 0, "budget");
 	arr = json_get(d, 0, "parents");
 	for (k = 0; k < JOB_MAX_PARENTS && (i = json_at(d, arr,
 	    (unsigned)k)) >= 0; k++) {
@@ -193,16 +270,6 @@ apply_job(struct board *b, const struct json_doc *d)
 		json_int(d, i, &v);
 		j->parents[j->nparents++] = (unsigned)v;
 	}
-	j->tries = (unsigned)int_of(d, 0, "tries");
-	j->max_tries = (unsigned)int_of(d, 0, "max_tries");
-	j->timeout = (long)int_of(d, 0, "timeout");
-	j->backoff = (long)int_of(d, 0, "backoff");
-	j->made = int_of(d, 0, "made");
-	j->next = int_of(d, 0, "next");
-	j->pid = int_of(d, 0, "pid");
-	j->pstart = int_of(d, 0, "pstart");
-	j->sched = (unsigned)int_of(d, 0, "sched");
-	j->due = int_of(d, 0, "due");
 	if (j->title == NULL || j->input == NULL || j->to == NULL)
 		return -E_PARSE;
 	if (old != NULL)
@@ -247,15 +314,7 @@ apply_sched(struct board *b, const struct json_doc *d)
 	    &b->nscheds, &b->capscheds, id, offsetof(struct job_sched, id))) ==
 	    NULL)
 		return -E_NOMEM;
-	s->id = id;
-	s->gone = (int)int_of(d, 0, "gone");
-	s->spec = str_of(d, a, 0, "spec");
-	s->tz = str_of(d, a, 0, "tz");
-	s->title = str_of(d, a, 0, "title");
-	s->input = str_of(d, a, 0, "input");
-	s->to = str_of(d, a, 0, "to");
-	s->made = int_of(d, 0, "made");
-	s->last = int_of(d, 0, "last");
+	fields_get(sched_fields_t, ARRAY_LEN(sched_fields_t), d, a, s);
 	if (s->spec == NULL || s->tz == NULL || s->title == NULL ||
 	    s->input == NULL || s->to == NULL)
 		return -E_PARSE;
@@ -410,11 +469,8 @@ job_fields(struct json_writer *w, const struct job *j)
 {
 	unsigned i;
 
-	put_i(w, "id", j->id);
+	fields_put(job_fields_t, ARRAY_LEN(job_fields_t), w, j);
 	put_s(w, "st", status_names[j->st]);
-	put_s(w, "title", j->title);
-	put_s(w, "input", j->input);
-	put_s(w, "to", j->to);
 	if (j->nparents) {
 		json_key(w, "parents");
 		json_begin_arr(w);
@@ -422,20 +478,6 @@ job_fields(struct json_writer *w, const struct job *j)
 			json_put_uint(w, j->parents[i]);
 		json_end_arr(w);
 	}
-	put_s(w, "schema", j->schema);
-	put_s(w, "result", j->result);
-	put_s(w, "why", j->why);
-	put_s(w, "budget", j->budget);
-	put_i(w, "tries", j->tries);
-	put_i(w, "max_tries", j->max_tries);
-	put_i(w, "timeout", j->timeout);
-	put_i(w, "backoff", j->backoff);
-	put_i(w, "made", j->made);
-	put_i(w, "next", j->next);
-	put_i(w, "pid", j->pid);
-	put_i(w, "pstart", j->pstart);
-	put_i(w, "sched", j->sched);
-	put_i(w, "due", j->due);
 }
 
 static void
@@ -475,15 +517,7 @@ sched_line(struct sbuf *sb, const struct job_sched *s)
 	json_writer_init(&w, sb);
 	json_begin_obj(&w);
 	put_s(&w, "k", "sched");
-	put_i(&w, "id", s->id);
-	put_i(&w, "gone", s->gone);
-	put_s(&w, "spec", s->spec);
-	put_s(&w, "tz", s->tz);
-	put_s(&w, "title", s->title);
-	put_s(&w, "input", s->input);
-	put_s(&w, "to", s->to);
-	put_i(&w, "made", s->made);
-	put_i(&w, "last", s->last);
+	fields_put(sched_fields_t, ARRAY_LEN(sched_fields_t), &w, s);
 	json_end_obj(&w);
 	sbuf_addc(sb, '\n');
 }

@@ -60,7 +60,7 @@ struct job {
 
 struct job_sched {
 	unsigned	 id;
-	int		 gone;
+	unsigned	 gone;
 	const char	*spec, *tz, *title, *input, *to;
 	long long	 made, last;	/* last: due time last fired */
 };

@@ -1,5 +1,5 @@
 /* schedule.h - recurring due times: cron, named periods and intervals,
- * in UTC or a POSIX TZ rule (routers have no tzdata, so the rule is parsed here).
+ * in UTC or a POSIX TZ rule (routers have no tzdata: parsed here).
  *
  * Every function is pure: the caller passes the time. A schedule fires at
  * most once per due time (the caller records the due time it fired), and
