@@ -235,39 +235,38 @@ add(const struct jopt *o, int argc, char **argv)
 	return EXIT_OK;
 }
 
-/* block, unblock, comment, cancel: the job's status and an event. */
+/* block, unblock, comment, cancel: an event, and the job's status. */
 static int
 change(const char *sub, unsigned id, const char *text)
 {
 	struct job *j = board_job(&board, id), n;
-	int e;
+	int e, c = sub[1] == 'o';	/* comment */
 
 	if (j == NULL)
 		return fail(sub, -E_NOENT);
+	if ((sub[0] == 'b' && (j->st == JOB_DONE || j->st == JOB_ARCHIVED)) ||
+	    (sub[0] == 'u' && j->st != JOB_BLOCKED && j->st != JOB_FAILED) ||
+	    (sub[0] == 'c' && !c && j->st == JOB_ARCHIVED)) {
+		log_err("jobs: %s: job %u is %s", sub, id,
+		    job_status_name(j->st));
+		return EXIT_FAIL;
+	}
 	if ((e = board_event(&board, id, sub, text, now())) != 0)
 		return fail(sub, e);
-	if (strcmp(sub, "comment") == 0)
+	if (c)
 		return EXIT_OK;
 	n = *board_job(&board, id);
-	if (strcmp(sub, "block") == 0) {
-		if (n.st == JOB_DONE || n.st == JOB_ARCHIVED)
-			goto bad;
+	if (sub[0] == 'b') {
 		n.st = JOB_BLOCKED, n.why = text ? text : "blocked by hand";
-	} else if (strcmp(sub, "unblock") == 0) {
-		if (n.st != JOB_BLOCKED && n.st != JOB_FAILED)
-			goto bad;
+	} else if (sub[0] == 'u') {
 		n.st = JOB_TODO, n.why = NULL, n.next = 0;
 		if (n.tries >= n.max_tries)
 			n.max_tries = n.tries + 1;
-	} else {
+	} else
 		n.st = JOB_ARCHIVED;
-	}
 	if ((e = board_put(&board, &n)) != 0)
 		return fail(sub, e);
 	return EXIT_OK;
-bad:
-	log_err("jobs: %s: job %u is %s", sub, id, job_status_name(n.st));
-	return EXIT_FAIL;
 }
 
 static int
@@ -393,6 +392,21 @@ job_text(const struct job *j)
 	return sb.err ? NULL : sb.p;
 }
 
+/* What a person said last (unblock TEXT or a comment): the answer to a
+ * paused turn's question. The input when nobody said anything. */
+static const char *
+last_said(const struct job *j)
+{
+	const struct job_event *e;
+	const char *s = j->input;
+
+	for (e = j->ev; e != NULL; e = e->next)
+		if (e->text != NULL && (strcmp(e->kind, "comment") == 0 ||
+		    strcmp(e->kind, "unblock") == 0))
+			s = e->text;
+	return arena_strdup(&app.perm, s);
+}
+
 static void
 quiet(void *ctx, const struct agent_event *e)
 {
@@ -412,7 +426,7 @@ worker(unsigned id)
 	struct job *j, n;
 	enum agent_status st;
 	enum job_outcome out;
-	const char *final = NULL, *text;
+	const char *final = NULL, *text, *to, *ans;
 	char why[320], *in;
 	double money;
 	int e;
@@ -432,8 +446,13 @@ worker(unsigned id)
 		board_unlock(&board);
 		return 1;
 	}
+	/* Out of the board's arena: every later lock rebuilds it. */
 	n = *board_job(&board, id);
+	to = arena_strdup(&app.perm, n.to);
+	ans = last_said(&n);
 	board_unlock(&board);
+	if (to == NULL || ans == NULL)
+		return 1;
 	if (n.timeout > 0) {
 		jcfg.limits.time_s = (unsigned)n.timeout;
 		alarm((unsigned)n.timeout + 30);	/* a hard stop too */
@@ -442,18 +461,18 @@ worker(unsigned id)
 		jcfg.limits.budget = money;
 	memset(&o, 0, sizeof(o));
 	o.session = arena_printf(&app.perm, "job-%u", id);
-	o.agent = *n.to ? n.to : NULL;
+	o.agent = *to ? to : NULL;
 	o.on_event = quiet;
 	memset(&jw, 0, sizeof(jw));
 	jw.b = &board, jw.id = id, jw.now = now;
-	jw.agent = *n.to ? n.to : "entry";
+	jw.agent = *to ? to : "entry";
 	job_worker_ext(&jw, &x);
 	o.ext = &x;
 	ag = agent_new(&app.perm, &jcfg, &o, &e, why, sizeof(why));
 	if (ag == NULL) {
 		st = AG_FAIL, final = why;
 	} else if (agent_question(ag) != NULL && !agent_approval(ag)) {
-		st = agent_answer(ag, in, strlen(in), &final);
+		st = agent_answer(ag, ans, strlen(ans), &final);
 	} else
 		st = agent_turn(ag, in, strlen(in), &final);
 	switch (st) {
