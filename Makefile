@@ -35,6 +35,7 @@ ifeq ($(PROFILE),router)
 SERVE_TLS	?= 0
 ORCH		?= 0
 HOOKS		?= 0
+MCP		?= 0
 JOBS		?= 0
 else ifneq ($(PROFILE),full)
 $(error PROFILE=$(PROFILE): the profiles are full and router)
@@ -44,6 +45,8 @@ SERVE_TLS	?= 1
 ORCH		?= 1
 # hooks: commands and HTTP endpoints that allow or deny steps
 HOOKS		?= 1
+# the MCP client: MCP servers' tools on stdio, in the sandbox
+MCP		?= 1
 # the job board: skillbox jobs, schedules, run-due
 JOBS		?= 1
 
@@ -95,7 +98,10 @@ endif
 SRCS		:= $(wildcard src/*.c)
 OBJS		:= $(SRCS:src/%.c=$(B)/obj/%.o)
 LIBOBJS		:= $(filter-out $(B)/obj/main.o,$(OBJS))
-CMDS		:= $(wildcard src/cmd_*.c)
+# The applets of features left out have no help text either.
+CMDS_OFF	:= $(if $(filter 0,$(MCP)),src/cmd_mcp.c) \
+		   $(if $(filter 0,$(JOBS)),src/cmd_jobs.c)
+CMDS		:= $(filter-out $(CMDS_OFF),$(wildcard src/cmd_*.c))
 UNIT_SRCS	:= $(wildcard tests/unit/*.c)
 UNIT_OBJS	:= $(UNIT_SRCS:tests/unit/%.c=$(B)/unit/%.o)
 SETUP_OK	= build/.setup-ok
@@ -134,7 +140,7 @@ $(B)/vendor/libbearssl.a $(B)/vendor/libfyaml.a: $(VENDOR_OK) tools/vendor.mk $(
 	    Q=$(Q) $@
 	$(Q)touch $@
 
-$(B)/gen/help.h: $(CMDS) tools/mkhelp.sh
+$(B)/gen/help.h: $(CMDS) tools/mkhelp.sh $(B)/gen/switches.h
 	@mkdir -p $(@D)
 	$(Q)sh tools/mkhelp.sh $(CMDS) >$@.tmp && mv $@.tmp $@
 
@@ -143,7 +149,7 @@ HOSTCC		?= cc
 build/host/lzpack: tools/lzpack.c
 	@mkdir -p $(@D)
 	$(Q)$(HOSTCC) -O2 -Wall -o $@ tools/lzpack.c
-$(B)/gen/helpz.h: $(CMDS) tools/mkhelp.sh build/host/lzpack
+$(B)/gen/helpz.h: $(CMDS) tools/mkhelp.sh build/host/lzpack $(B)/gen/switches.h
 	@mkdir -p $(@D)
 	$(Q)sh tools/mkhelp.sh --text $(CMDS) | build/host/lzpack help_lz >$@.tmp && \
 	    mv $@.tmp $@
@@ -167,8 +173,8 @@ $(B)/obj/cmd_serve.o: $(B)/gen/web.h
 # that the objects using them are rebuilt then.
 $(B)/gen/switches.h: FORCE
 	@mkdir -p $(@D)
-	$(Q)printf '#define SKILLBOX_SERVE_TLS %d\n#define SKILLBOX_ORCH %d\n#define SKILLBOX_HOOKS %d\n#define SKILLBOX_JOBS %d\n' \
-	    $(SERVE_TLS) $(ORCH) $(HOOKS) $(JOBS) >$@.tmp && \
+	$(Q)printf '#define SKILLBOX_SERVE_TLS %d\n#define SKILLBOX_ORCH %d\n#define SKILLBOX_HOOKS %d\n#define SKILLBOX_MCP %d\n#define SKILLBOX_JOBS %d\n' \
+	    $(SERVE_TLS) $(ORCH) $(HOOKS) $(MCP) $(JOBS) >$@.tmp && \
 	    { cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@; }
 FORCE:
 

@@ -20,6 +20,7 @@
 #include "hook.h"
 #include "json.h"
 #include "log.h"
+#include "mcp.h"
 #include "plan.h"
 #include "net.h"
 #include "sandbox.h"
@@ -33,6 +34,9 @@
 #define REPEAT_REFUSE	3		/* the 3rd identical call is refused */
 #define REPEAT_STOP	5		/* the 5th stops the turn */
 #define HANDOFF_PREFIX	"handoff_to_"
+/* Tools from outside (agent_ext): only builds with a feature that makes
+ * them have the code. */
+#define EXT(ag)		(SKILLBOX_MCP ? (ag)->o.ext : NULL)
 
 static const char default_instructions[] =
     "You are skillbox, an assistant running on a small Linux device. "
@@ -54,6 +58,10 @@ struct agent {
 	const char		*workspace;
 	struct sbx_policy	 base;
 	unsigned		 host_allow, host_deny;
+#if SKILLBOX_MCP
+	struct mcp		*mcp;		/* MCP servers' tools */
+	struct agent_ext	 mcp_ext;
+#endif
 
 	struct llm_msg		*msgs, **tail;
 	unsigned		 nitems;
@@ -454,6 +462,9 @@ owned(const struct agent *ag, const char *name)
 	return 0;
 }
 
+#if SKILLBOX_MCP
+static int	mcp_init(struct agent *);
+#endif
 #if SKILLBOX_ORCH
 static int	orch_setup(struct agent *, struct frame *);
 static int	orch_may_call(const struct frame *, const struct skill *);
@@ -504,7 +515,8 @@ add_handoffs(struct agent *ag, struct frame *f, unsigned cap)
 static int
 frame_setup(struct agent *ag, struct frame *f)
 {
-	unsigned cap = ag->reg.n + T__COUNT + 1 + AGENT_EXT_TOOLS, i;
+	unsigned cap = ag->reg.n + T__COUNT + 1 + (EXT(ag) != NULL ?
+	    AGENT_EXT_TOOLS : 0), i;
 	const struct agent_ext *x;
 	struct sbuf sb;
 	int e = 0;
@@ -579,7 +591,7 @@ frame_setup(struct agent *ag, struct frame *f)
 		add_tool(f, f->a, cap, T_LIST_WORKSPACE_FILES);
 		add_tool(f, f->a, cap, T_GET_FILE_INFO);
 	}
-	for (x = ag->o.ext; x != NULL; x = x->next) {
+	for (x = EXT(ag); x != NULL; x = x->next) {
 		unsigned room = cap - f->ntools;
 
 		if ((e = x->tools(x->ctx, f->a, f->name, f->tools + f->ntools,
@@ -1974,7 +1986,7 @@ run_call(struct agent *ag, struct frame *fs, unsigned *top,
 		ev_simple(ag, "agent_start", "agent", sub->name);
 		return 1;
 	}
-	for (x = ag->o.ext; x != NULL; x = x->next)
+	for (x = EXT(ag); x != NULL; x = x->next)
 		if ((e = x->call(x->ctx, &ag->turn, f->name, c->name, c->args,
 		    c->args_len, out)) <= 0) {
 			if (e < 0)
@@ -3653,6 +3665,12 @@ agent_new(struct arena *perm, const struct cfg *c, const struct agent_opts *o,
 			return NULL;
 		}
 	}
+#if SKILLBOX_MCP
+	if ((e = mcp_init(ag)) != 0) {
+		*err = e;
+		return NULL;
+	}
+#endif
 	ag->session = o->session != NULL ? o->session :
 	    new_session_name(perm);
 	if (ag->session == NULL) {
@@ -3711,10 +3729,84 @@ agent_entry(struct agent *ag, const char *name, int plan_only)
 	ag->o.plan_only = plan_only;
 }
 
+#if SKILLBOX_MCP
+/* The MCP servers: the configuration's, then those of the skills' own
+ * front-matter (a name already taken is left out). */
+static int
+mcp_init(struct agent *ag)
+{
+	const struct cfg *c = ag->cfg;
+	struct mcp_server *v, *sv;
+	struct mcp_host h;
+	struct fm_node *root, *nd;
+	struct fm_error fe;
+	char *fm, *body, why[200];
+	unsigned n = c->nmcp, i, k, j, sn, bl, line;
+	int e;
+
+	if ((v = arena_zalloc(ag->perm, MCP_MAX_ALL * sizeof(*v))) == NULL)
+		return -E_NOMEM;
+	memcpy(v, c->mcp, n * sizeof(*v));
+	for (i = 0; i < ag->reg.n; i++) {
+		const struct skill *sk = ag->reg.v[i];
+		struct arena_mark m = arena_mark(&ag->turn);
+
+		if (!(sk->flags & SKILL_MCP) || skill_load(sk, &ag->turn, &fm,
+		    &body, &bl) != 0 || fm == NULL || fm_parse(&ag->turn, fm,
+		    strlen(fm), 1, &root, &fe) != 0 || (nd = fm_get(root,
+		    "mcp_servers")) == NULL || (e = mcp_parse(ag->perm, nd,
+		    sk->dir, sk->name, &sv, &sn, &line, why, sizeof(why))) != 0) {
+			arena_reset_to(&ag->turn, m);
+			continue;	/* checked when the skill loaded */
+		}
+		arena_reset_to(&ag->turn, m);
+		for (k = 0; k < sn; k++) {
+			for (j = 0; j < n && strcmp(v[j].name, sv[k].name); j++)
+				;
+			if (j < n || n == MCP_MAX_ALL) {
+				log_warn("skill %s: MCP server %s left out (%s)",
+				    sk->name, sv[k].name, j < n ? "the name is "
+				    "taken" : "too many servers");
+				continue;
+			}
+			v[n++] = sv[k];
+		}
+	}
+	if (n == 0)
+		return 0;
+	memset(&h, 0, sizeof(h));
+	h.base = &ag->base;
+	h.allow = ag->host_allow;
+	h.deny = ag->host_deny;
+	h.workspace = ag->workspace;
+	h.out_cap = c->limits.output_cap;
+	if ((ag->mcp = mcp_new(ag->perm, v, n, &h)) == NULL)
+		return -E_NOMEM;
+	mcp_ext(ag->mcp, &ag->mcp_ext);
+	ag->mcp_ext.next = ag->o.ext;
+	ag->o.ext = &ag->mcp_ext;
+	return 0;
+}
+#endif
+
+struct mcp *
+agent_mcp(const struct agent *ag)
+{
+#if SKILLBOX_MCP
+	return ag->mcp;
+#else
+	(void)ag;
+	return NULL;
+#endif
+}
+
 /* see agent.h */
 void
 agent_close(struct agent *ag)
 {
+#if SKILLBOX_MCP
+	mcp_close(ag->mcp);
+#endif
 	if (ag->logging)
 		slog_sync(&ag->log);
 	slog_close(&ag->log);

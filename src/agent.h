@@ -144,6 +144,10 @@ int	agent_seed(struct agent *ag, enum llm_role role, const char *text,
  * agent (NULL: the entry agent again); plan_only: see agent_opts. */
 void	agent_entry(struct agent *ag, const char *name, int plan_only);
 
+/* The agent's MCP client (MCP=1 builds), NULL without servers. */
+struct mcp;
+struct mcp *agent_mcp(const struct agent *ag);
+
 /* Close the session log (synced). */
 void	agent_close(struct agent *ag);
 

@@ -17,6 +17,7 @@
 #include "hook.h"
 #include "llm.h"
 #include "log.h"
+#include "mcp.h"
 #include "sandbox.h"
 #include "skill.h"
 #include "str.h"
@@ -26,7 +27,7 @@ enum ktype {
 	K_SECTION, K_STR, K_PATH, K_URL, K_ENV, K_PROVIDER, K_BOOL, K_MEM,
 	K_SIZE, K_UINT, K_ULONG, K_MONEY, K_DIRS, K_MODE, K_HANDOFFS, K_PRICES,
 	K_TOOLS, K_LAYERS, K_USER, K_ENVS, K_CREATE, K_TOKENS, K_LOGTO,
-	K_NAMES, K_HOOKS
+	K_NAMES, K_HOOKS, K_MCP
 };
 
 /* Narrow fields: 53 keys of 48 bytes each were 2.5 KB on 64-bit. */
@@ -60,6 +61,9 @@ static const struct key keys[] = {
 	{ "handoffs", K_HANDOFFS, L(handoff_pairs, nhandoff_pairs) },
 	{ "approve", K_NAMES, L(approve, napprove) },
 	{ "hooks", K_HOOKS, 0, 0, 0, 0 },
+#if SKILLBOX_MCP
+	{ "mcp_servers", K_MCP, 0, 0, 0, 0 },
+#endif
 	{ "limits", K_SECTION, 0, 0, 0, 0 },
 	{ "limits.turns", K_UINT, F(limits.turns), 0, 1, 1000 },
 	{ "limits.time", K_UINT, F(limits.time_s), 0, 1, 86400 },
@@ -626,6 +630,20 @@ set(struct ld *l, const struct key *k, const struct fm_node *nd)
 		l->c->hooks = h;
 		return 0;
 	}
+#if SKILLBOX_MCP
+	case K_MCP: {
+		struct mcp_server *ms;
+		char why[200];
+		unsigned line;
+		int e;
+
+		if ((e = mcp_parse(l->a, nd, arena_strdup(l->a, l->dir), NULL,
+		    &ms, &l->c->nmcp, &line, why, sizeof(why))) != 0)
+			return e == -E_INVAL ? bad(l, e, line, "%s", why) : e;
+		l->c->mcp = ms;
+		return 0;
+	}
+#endif
 	case K_PRICES:
 		return set_prices(l, k, nd);
 	default:

@@ -39,6 +39,8 @@
  *	hooks:                        # HOOKS=1 builds; at most 32 (hook.h)
  *	  - { event: pre_tool_use, match: NAME, command: LINE | url: URL |
  *	      pending: true, timeout: 10 }
+ *	mcp_servers:                  # MCP=1 builds: MCP servers' tools;
+ *	  NAME: { command: [PROG, ARG...], agents: [entry], ... }  # mcp.h
  *	limits:
  *	  turns: 20                   # model calls per user turn, 1..1000
  *	  time: 300                   # seconds per user turn
@@ -120,11 +122,12 @@
 #include "base.h"
 
 struct hook;
+struct mcp_server;
 
 #define CFG_MAX_DIRS	16
 #define CFG_MAX_LIST	16
 #define CFG_MAX_PRICES	16
-#define CFG_MAX_KEYS	72	/* keys with a source (cfg_source) */
+#define CFG_MAX_KEYS	80	/* keys with a source (cfg_source) */
 #define CFG_FILE_MAX	(256u << 10)	/* skillbox.yaml */
 #define CFG_AGENTS_MAX	(64u << 10)	/* agents_file */
 
@@ -158,6 +161,8 @@ struct cfg {
 	unsigned	 napprove;
 	const struct hook *hooks;
 	unsigned	 nhooks;
+	const struct mcp_server *mcp;	/* MCP=1 builds (mcp.h) */
+	unsigned	 nmcp;
 	struct {
 		unsigned	turns, time_s, tool_timeout_s, compact_after;
 		unsigned long	tokens, context_window;

@@ -83,6 +83,7 @@ int	cmd_config(int argc, char **argv);
 int	cmd_exec(int argc, char **argv);
 int	cmd_jobs(int argc, char **argv);
 int	cmd_llm(int argc, char **argv);
+int	cmd_mcp(int argc, char **argv);
 int	cmd_run(int argc, char **argv);
 int	cmd_sandbox(int argc, char **argv);
 int	cmd_serve(int argc, char **argv);

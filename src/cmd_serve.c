@@ -2334,9 +2334,8 @@ cmd_serve(int argc, char **argv)
 			return EXIT_FAIL;
 		}
 #else
-		log_err("serve.tls_cert: this skillbox was built without "
-		    "HTTPS (SERVE_TLS=0); put a TLS proxy in front, or "
-		    "leave serve.tls_cert and serve.tls_key out");
+		log_err("serve.tls_cert: built without HTTPS (SERVE_TLS=0): "
+		    "use a TLS proxy");
 		return EXIT_FAIL;
 #endif
 	}

@@ -31,7 +31,9 @@ cmd_version(int argc, char **argv)
 	printf("orchestration: %s\nhooks: %s\n", SKILLBOX_ORCH ? "oskill.md "
 	    "(SOP plans, loops)" : "no (ORCH=0)", SKILLBOX_HOOKS ? "command, "
 	    "http" : "no (HOOKS=0)");
-	printf("jobs: %s\n", SKILLBOX_JOBS ? "board, schedules, run-due" :
-	    "no (JOBS=0)");
+	if (SKILLBOX_JOBS)
+		printf("jobs: board, schedules, run-due\n");
+	if (SKILLBOX_MCP)	/* a line only when in: the router's bytes */
+		printf("mcp: stdio servers, in the sandbox\n");
 	return EXIT_OK;
 }

@@ -16,6 +16,7 @@
 #include "helpz.h"
 #include "log.h"
 #include "skill.h"
+#include "switches.h"
 
 struct app app;
 
@@ -32,8 +33,13 @@ static const struct applet applets[] = {
 	{ "chat", cmd_chat, SUMMARY_CHAT, HELP_CHAT },
 	{ "config", cmd_config, SUMMARY_CONFIG, HELP_CONFIG },
 	{ "exec", cmd_exec, SUMMARY_EXEC, HELP_EXEC },
+#if SKILLBOX_JOBS
 	{ "jobs", cmd_jobs, SUMMARY_JOBS, HELP_JOBS },
+#endif
 	{ "llm", cmd_llm, SUMMARY_LLM, HELP_LLM },
+#if SKILLBOX_MCP
+	{ "mcp", cmd_mcp, SUMMARY_MCP, HELP_MCP },
+#endif
 	{ "run", cmd_run, SUMMARY_RUN, HELP_RUN },
 	{ "sandbox", cmd_sandbox, SUMMARY_SANDBOX, HELP_SANDBOX },
 	{ "serve", cmd_serve, SUMMARY_SERVE, HELP_SERVE },

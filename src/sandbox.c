@@ -987,6 +987,186 @@ abspath(struct arena *a, const char *path)
 	return realpath(path, buf) != NULL ? arena_strdup(a, buf) : NULL;
 }
 
+/* One child being started: what sbx_run and sbx_spawn share. */
+struct launch {
+	struct child	 c;
+	struct sbx_policy pc;		/* p, with node's address space */
+	char		*tmp;		/* the private tmp, to remove */
+	const char	*ws;
+	unsigned	 expect, req;
+	struct report	 rep;
+};
+
+/* Plan the layers, make the paths absolute, the private tmp, argv and
+ * the environment of a child of p. 0, or -E_* with r->why. */
+static int
+launch_prepare(struct arena *a, const struct sbx_policy *p,
+    const char *const *argv, const char *input, size_t input_len,
+    struct launch *L, struct sbx_result *r)
+{
+	struct child *c = &L->c;
+	char tmpl[PATH_MAX], **av = (char **)argv;
+	unsigned i;
+	size_t argc;
+
+	memset(&L->c, 0, sizeof(L->c));
+	L->tmp = NULL;
+	L->ws = NULL;
+	L->pc = *p;
+	sbx_probe(NULL);
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	if (!st.subreaper)
+		st.subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0;
+	/* V8 reserves about 1 GiB of address space up front: node dies at
+	 * start below that. What it touches is still bounded by RLIMIT_CPU
+	 * and the timeout, not by this. */
+	if (L->pc.as_bytes > 0 && L->pc.as_bytes < SBX_NODE_AS &&
+	    strcmp(base_name(argv[0]), "node") == 0)
+		L->pc.as_bytes = SBX_NODE_AS;
+	c->p = &L->pc;
+	c->abi = st.pr.landlock_abi;
+	c->parent = getpid();
+	c->want = plan(p, &L->expect);
+	/* What a permission lifts cannot be required of its run. */
+	L->req = p->require & ~(p->perms & SBX_NET ? NET_LAYERS : 0) &
+	    ~(p->perms & SBX_UNIX ? SBX_L_SECCOMP_UNIX : 0);
+	c->require = L->req;
+	if (L->req & ~c->want) {
+		i = BIT(L->req & ~c->want);
+		snprintf(r->why, sizeof(r->why), "required layer %s not in "
+		    "force: %s", layer_names[i], reason(p, 1u << i, NULL, 0));
+		r->denied = 1;
+		return -E_DENIED;
+	}
+	/* Absolute before the child changes folder: a relative path
+	 * would name something else there (and Landlock would lose it). */
+	if ((c->root = abspath(a, p->skill_root)) == NULL ||
+	    (p->workspace != NULL && (L->ws = abspath(a, p->workspace)) ==
+	    NULL) || (p->cwd != NULL && (c->cwd = abspath(a, p->cwd)) ==
+	    NULL)) {
+		snprintf(r->why, sizeof(r->why), "%s: %s", c->root == NULL ?
+		    p->skill_root : L->ws == NULL && p->workspace != NULL ?
+		    p->workspace : p->cwd, strerror(errno));
+		return errno == ENOMEM ? -E_NOMEM : -E_IO;
+	}
+	c->ws = L->ws;
+	if (c->cwd == NULL)
+		c->cwd = c->root;
+	c->uid = p->uid != 0 ? p->uid : SBX_NOBODY;
+	c->gid = p->uid != 0 ? p->gid : SBX_NOBODY;
+	if (c->want & SBX_L_PRIVTMP) {
+		snprintf(tmpl, sizeof(tmpl), "%s/skillbox-tmp.XXXXXX",
+		    p->tmp_parent != NULL ? p->tmp_parent : "/tmp");
+		if (mkdtemp(tmpl) == NULL || ((c->want & SBX_L_USERDROP) &&
+		    chown(tmpl, c->uid, c->gid) != 0)) {
+			snprintf(r->why, sizeof(r->why), "private tmp in %s: "
+			    "%s", p->tmp_parent, strerror(errno));
+			rmdir(tmpl);
+			return -E_IO;
+		}
+		if ((L->tmp = arena_strdup(a, tmpl)) == NULL) {
+			rmdir(tmpl);
+			return -E_NOMEM;
+		}
+		c->tmp = L->tmp;
+	}
+	for (argc = 0; argv[argc] != NULL; argc++)
+		;
+	if (st.pr.as_ignored && (c->want & SBX_L_RLIMIT) &&
+	    L->pc.as_bytes > 0) {
+		/* qemu-user ignores RLIMIT_AS: let the shell set it. */
+		if ((av = arena_alloc(a, (argc + 4) * sizeof(*av))) == NULL)
+			return -E_NOMEM;
+		av[0] = "/bin/sh";
+		av[1] = "-c";
+		av[2] = arena_printf(a, "ulimit -v %zu && exec \"$0\" \"$@\"",
+		    L->pc.as_bytes >> 10);
+		memcpy(av + 3, argv, (argc + 1) * sizeof(*av));
+		if (av[2] == NULL)
+			return -E_NOMEM;
+	}
+	c->argv = av;
+	if ((c->envp = build_env(a, c, L->ws, input, input_len)) == NULL)
+		return -E_NOMEM;
+	return 0;
+}
+
+/* Fork the child with new pipes for its stdin, stdout and stderr, and
+ * wait for its report (it has exec'd, or failed). Our ends (stdin's to
+ * write, stdout's and stderr's to read) go to fd[0..3). The pid, or -1
+ * with r->why and nothing left open. */
+static pid_t
+launch(struct launch *L, int *fd, struct sbx_result *r)
+{
+	int p[4][2] = { { -1, -1 }, { -1, -1 }, { -1, -1 }, { -1, -1 } }, i;
+	pid_t pid = -1;
+
+	for (i = 0; i < 4; i++)
+		if (pipe2(p[i], O_CLOEXEC) != 0) {
+			snprintf(r->why, sizeof(r->why), "pipe: %s",
+			    strerror(errno));
+			goto out;
+		}
+	L->c.fd[0] = p[0][0];
+	for (i = 1; i < 4; i++)
+		L->c.fd[i] = p[i][1];
+	if ((pid = fork()) == 0)
+		run_child(&L->c);
+	close_fd(&p[0][0]);
+	for (i = 1; i < 4; i++)
+		close_fd(&p[i][1]);
+	if (pid < 0) {
+		snprintf(r->why, sizeof(r->why), "fork: %s", strerror(errno));
+		goto out;
+	}
+	read_report(p[3][0], &L->rep);
+	fd[0] = p[0][1], fd[1] = p[1][0], fd[2] = p[2][0];
+	p[0][1] = p[1][0] = p[2][0] = -1;
+out:
+	for (i = 0; i < 8; i++)
+		close_fd(&p[i / 2][i % 2]);
+	return pid;
+}
+
+/* What the child's report says into r: the layers in force and missing,
+ * a failure before execve. 0 or -E_*. */
+static int
+launch_result(struct arena *a, const struct sbx_policy *p,
+    const struct launch *L, const char *prog, struct sbx_result *r)
+{
+	const struct report *rep = &L->rep;
+	int e = 0;
+
+	if (rep->step == ST_EXEC) {
+		r->status = rep->err == ENOENT ? 127 : 126;
+		snprintf(r->why, sizeof(r->why), "%s: %s", prog,
+		    strerror(rep->err));
+	} else if (rep->step != ST_OK)
+		e = child_failed(p, L->req, L->c.want, rep, r);
+	if (rep->step != ST_NONE) {
+		r->layers = rep->layers;
+		r->missing = L->expect & ~rep->layers;
+		if (r->layers & SBX_L_LANDLOCK_NET)
+			r->missing &= ~SBX_L_NETNS;
+		warn_missing(p, r->missing, rep->lerr, rep->layers);
+	}
+	r->as_root = getuid() == 0 && rep->step != ST_NONE &&
+	    !(r->layers & SBX_L_USERDROP);
+	if ((r->confinement = (char *)sbx_layers_str(a, r->layers)) == NULL ||
+	    (r->as_root && (r->confinement = arena_printf(a, "%s AS-ROOT",
+	    r->confinement)) == NULL))
+		e = e != 0 ? e : -E_NOMEM;
+	return e;
+}
+
+static void
+launch_cleanup(struct launch *L)
+{
+	if (L->tmp != NULL && sbx_rmtree(L->tmp) != 0)
+		log_warn("sandbox: cannot remove %s", L->tmp);
+	L->tmp = NULL;
+}
+
 /* see sandbox.h */
 int
 sbx_run(struct arena *a, const struct sbx_policy *p,
@@ -995,114 +1175,28 @@ sbx_run(struct arena *a, const struct sbx_policy *p,
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
 	struct sigaction sa, old[ARRAY_LEN(sigs)];
-	struct sbx_policy pc = *p;
-	struct child c;
-	struct report rep;
+	struct launch L;
 	struct sup s;
-	char tmpl[PATH_MAX], *tmp = NULL, **av = (char **)argv;
-	const char *ws = NULL;
-	unsigned expect, i, req;
-	size_t cap = p->out_cap, argc;
-	int e = 0, in[2] = { -1, -1 }, out[2] = { -1, -1 }, err[2] = { -1, -1 };
-	int rp[2] = { -1, -1 };
+	size_t cap = p->out_cap;
+	unsigned i;
 	long t0;
+	int e;
 
 	memset(r, 0, sizeof(*r));
-	memset(&c, 0, sizeof(c));
 	memset(&s, 0, sizeof(s));
 	r->status = -1;
 	if (input == NULL)
 		input = "";
-	sbx_probe(NULL);
-	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	if (!st.subreaper)
-		st.subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0;
-	/* V8 reserves about 1 GiB of address space up front: node dies at
-	 * start below that. What it touches is still bounded by RLIMIT_CPU
-	 * and the timeout, not by this. */
-	if (pc.as_bytes > 0 && pc.as_bytes < SBX_NODE_AS &&
-	    strcmp(base_name(argv[0]), "node") == 0)
-		pc.as_bytes = SBX_NODE_AS;
-	c.p = &pc;
-	c.abi = st.pr.landlock_abi;
-	c.parent = getpid();
-	c.want = plan(p, &expect);
-	/* What a permission lifts cannot be required of its run. */
-	req = p->require & ~(p->perms & SBX_NET ? NET_LAYERS : 0) &
-	    ~(p->perms & SBX_UNIX ? SBX_L_SECCOMP_UNIX : 0);
-	c.require = req;
-	if (req & ~c.want) {
-		i = BIT(req & ~c.want);
-		snprintf(r->why, sizeof(r->why), "required layer %s not in "
-		    "force: %s", layer_names[i], reason(p, 1u << i, NULL, 0));
-		r->denied = 1;
-		return -E_DENIED;
-	}
-	/* Absolute before the child changes folder: a relative path
-	 * would name something else there (and Landlock would lose it). */
-	if ((c.root = abspath(a, p->skill_root)) == NULL ||
-	    (p->workspace != NULL && (ws = abspath(a, p->workspace)) ==
-	    NULL) || (p->cwd != NULL && (c.cwd = abspath(a, p->cwd)) ==
-	    NULL)) {
-		snprintf(r->why, sizeof(r->why), "%s: %s", c.root == NULL ?
-		    p->skill_root : ws == NULL && p->workspace != NULL ?
-		    p->workspace : p->cwd, strerror(errno));
-		return errno == ENOMEM ? -E_NOMEM : -E_IO;
-	}
-	c.ws = ws;
-	if (c.cwd == NULL)
-		c.cwd = c.root;
-	c.uid = p->uid != 0 ? p->uid : SBX_NOBODY;
-	c.gid = p->uid != 0 ? p->gid : SBX_NOBODY;
-	if (c.want & SBX_L_PRIVTMP) {
-		snprintf(tmpl, sizeof(tmpl), "%s/skillbox-tmp.XXXXXX",
-		    p->tmp_parent != NULL ? p->tmp_parent : "/tmp");
-		if (mkdtemp(tmpl) == NULL || ((c.want & SBX_L_USERDROP) &&
-		    chown(tmpl, c.uid, c.gid) != 0)) {
-			snprintf(r->why, sizeof(r->why), "private tmp in %s: "
-			    "%s", p->tmp_parent, strerror(errno));
-			rmdir(tmpl);
-			return -E_IO;
-		}
-		if ((tmp = arena_strdup(a, tmpl)) == NULL) {
-			rmdir(tmpl);
-			return -E_NOMEM;
-		}
-		c.tmp = tmp;
-	}
-	for (argc = 0; argv[argc] != NULL; argc++)
-		;
-	if (st.pr.as_ignored && (c.want & SBX_L_RLIMIT) && pc.as_bytes > 0) {
-		/* qemu-user ignores RLIMIT_AS: let the shell set it. */
-		if ((av = arena_alloc(a, (argc + 4) * sizeof(*av))) == NULL)
-			goto nomem;
-		av[0] = "/bin/sh";
-		av[1] = "-c";
-		av[2] = arena_printf(a, "ulimit -v %zu && exec \"$0\" \"$@\"",
-		    pc.as_bytes >> 10);
-		memcpy(av + 3, argv, (argc + 1) * sizeof(*av));
-		if (av[2] == NULL)
-			goto nomem;
-	}
-	c.argv = av;
-	if ((c.envp = build_env(a, &c, ws, input, input_len)) == NULL)
-		goto nomem;
+	if ((e = launch_prepare(a, p, argv, input, input_len, &L, r)) != 0)
+		goto out;
 	if ((r->out = arena_alloc(a, cap + SBX_MARK_MAX + 1)) == NULL ||
-	    (r->err = arena_alloc(a, cap + SBX_MARK_MAX + 1)) == NULL)
-		goto nomem;
+	    (r->err = arena_alloc(a, cap + SBX_MARK_MAX + 1)) == NULL) {
+		e = -E_NOMEM;
+		goto out;
+	}
 	sbx_cap_init(&s.cap[0], r->out, cap);
 	sbx_cap_init(&s.cap[1], r->err, cap);
 	sha256_init(&s.sha);
-	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 ||
-	    pipe2(err, O_CLOEXEC) != 0 || pipe2(rp, O_CLOEXEC) != 0) {
-		snprintf(r->why, sizeof(r->why), "pipe: %s", strerror(errno));
-		e = -E_IO;
-		goto out;
-	}
-	c.fd[0] = in[0];
-	c.fd[1] = out[1];
-	c.fd[2] = err[1];
-	c.fd[3] = rp[1];
 	memset(&sa, 0, sizeof(sa));
 	got_signal = 0;
 	for (i = 0; i < ARRAY_LEN(sigs); i++) {
@@ -1110,26 +1204,14 @@ sbx_run(struct arena *a, const struct sbx_policy *p,
 		sigaction(sigs[i], &sa, &old[i]);
 	}
 	t0 = now_ms();
-	if ((s.pid = fork()) == 0)
-		run_child(&c);
-	close_fd(&in[0]);
-	close_fd(&out[1]);
-	close_fd(&err[1]);
-	close_fd(&rp[1]);
-	if (s.pid < 0) {
-		snprintf(r->why, sizeof(r->why), "fork: %s", strerror(errno));
+	if ((s.pid = launch(&L, s.fd, r)) < 0) {
 		e = -E_IO;
 		goto restore;
 	}
 	s.pidfd = (int)syscall(__NR_pidfd_open, s.pid, 0);
-	read_report(rp[0], &rep);
-	s.fd[0] = in[1];
-	s.fd[1] = out[0];
-	s.fd[2] = err[0];
-	in[1] = out[0] = err[0] = -1;
 	for (i = 0; i < 3; i++)
 		fcntl(s.fd[i], F_SETFL, O_NONBLOCK);
-	if (rep.step != ST_OK || input_len == 0)
+	if (L.rep.step != ST_OK || input_len == 0)
 		close_fd(&s.fd[0]);
 	s.in = input;
 	s.in_len = input_len;
@@ -1151,52 +1233,89 @@ sbx_run(struct arena *a, const struct sbx_policy *p,
 	r->out_total = s.cap[0].total;
 	r->err_total = s.cap[1].total;
 	sha256_final(&s.sha, r->out_sha256);
-	if (rep.step == ST_EXEC) {
-		r->status = rep.err == ENOENT ? 127 : 126;
-		snprintf(r->why, sizeof(r->why), "%s: %s", argv[0],
-		    strerror(rep.err));
-	} else if (rep.step != ST_OK)
-		e = child_failed(p, req, c.want, &rep, r);
-	if (rep.step != ST_NONE) {
-		r->layers = rep.layers;
-		r->missing = expect & ~rep.layers;
-		if (r->layers & SBX_L_LANDLOCK_NET)
-			r->missing &= ~SBX_L_NETNS;
-		warn_missing(p, r->missing, rep.lerr, rep.layers);
-	}
-	r->as_root = getuid() == 0 && rep.step != ST_NONE &&
-	    !(r->layers & SBX_L_USERDROP);
-	if ((r->confinement = (char *)sbx_layers_str(a, r->layers)) == NULL ||
-	    (r->as_root && (r->confinement = arena_printf(a, "%s AS-ROOT",
-	    r->confinement)) == NULL))
-		e = -E_NOMEM;
+	e = launch_result(a, p, &L, argv[0], r);
 restore:
 	for (i = 0; i < ARRAY_LEN(sigs); i++)
 		sigaction(sigs[i], &old[i], NULL);
 out:
-	close_fd(&in[0]);
-	close_fd(&in[1]);
-	close_fd(&out[0]);
-	close_fd(&out[1]);
-	close_fd(&err[0]);
-	close_fd(&err[1]);
-	close_fd(&rp[0]);
-	close_fd(&rp[1]);
-	if (tmp != NULL && sbx_rmtree(tmp) != 0)
-		log_warn("sandbox: cannot remove %s", tmp);
+	launch_cleanup(&L);
 	if ((i = (unsigned)got_signal) != 0) {
 		got_signal = 0;
 		raise((int)i);
 	}
 	return e;
-nomem:
-	e = -E_NOMEM;
-	goto out;
 }
 
-/* An interpreter by name from the sandbox's PATH, or NULL. */
-static const char *
-find_prog(struct arena *a, const char *name)
+/* see sandbox.h */
+int
+sbx_spawn(struct arena *a, const struct sbx_policy *p,
+    const char *const *argv, struct sbx_proc *pr, struct sbx_result *r)
+{
+	struct launch *L;
+	int e, fd[3];
+
+	memset(r, 0, sizeof(*r));
+	memset(pr, 0, sizeof(*pr));
+	pr->pid = -1;
+	pr->in = pr->out = pr->err = -1;
+	r->status = -1;
+	if ((L = arena_alloc(a, sizeof(*L))) == NULL)
+		return -E_NOMEM;
+	if ((e = launch_prepare(a, p, argv, "", 0, L, r)) != 0 ||
+	    (pr->pid = launch(L, fd, r)) < 0) {
+		launch_cleanup(L);
+		return e != 0 ? e : -E_IO;
+	}
+	pr->in = fd[0];
+	pr->out = fd[1];
+	pr->err = fd[2];
+	pr->tmp = L->tmp;
+	if ((e = launch_result(a, p, L, argv[0], r)) != 0 ||
+	    L->rep.step != ST_OK) {
+		sbx_proc_end(pr, 0);
+		return e != 0 ? e : -E_IO;
+	}
+	return 0;
+}
+
+/* see sandbox.h */
+int
+sbx_proc_end(struct sbx_proc *pr, unsigned grace_ms)
+{
+	struct timespec ms = { 0, 1000000 };
+	struct sup s;
+	long until;
+	int wst = 0;
+
+	close_fd(&pr->in);
+	if (pr->pid > 0) {
+		/* stdin closed: a well-behaved server exits by itself. */
+		for (until = now_ms() + grace_ms; now_ms() < until &&
+		    !has_exited(pr->pid); )
+			nanosleep(&ms, NULL);
+		if (!has_exited(pr->pid)) {
+			kill(-pr->pid, SIGTERM);
+			for (until = now_ms() + grace_ms; now_ms() < until &&
+			    !has_exited(pr->pid); )
+				nanosleep(&ms, NULL);
+		}
+		memset(&s, 0, sizeof(s));
+		s.pid = pr->pid;
+		reap_group(&s);
+		wst = s.status;
+		pr->pid = -1;
+	}
+	close_fd(&pr->out);
+	close_fd(&pr->err);
+	if (pr->tmp != NULL && sbx_rmtree(pr->tmp) != 0)
+		log_warn("sandbox: cannot remove %s", pr->tmp);
+	pr->tmp = NULL;
+	return wst;
+}
+
+/* see sandbox.h */
+const char *
+sbx_which(struct arena *a, const char *name)
 {
 	const char *d = SAFE_PATH, *e;
 	char *path;
@@ -1262,7 +1381,7 @@ sbx_script_argv(struct arena *a, const char *path, const char *const *args,
 					prog = by_ext[i].prog;
 		if (prog == NULL)
 			av[n++] = "/bin/sh";
-		else if ((av[n++] = find_prog(a, prog)) == NULL) {
+		else if ((av[n++] = sbx_which(a, prog)) == NULL) {
 			*missing = prog;
 			return -E_NOENT;
 		}

@@ -132,6 +132,28 @@ int	sbx_run(struct arena *a, const struct sbx_policy *p,
 	    const char *const *argv, const char *input, size_t input_len,
 	    struct sbx_result *r);
 
+/* A confined process that stays up (an MCP server): its stdin and
+ * stdout are ours to talk on, stderr ours to drain. */
+struct sbx_proc {
+	pid_t		 pid;		/* -1: none */
+	int		 in, out, err;	/* our ends; -1 closed */
+	char		*tmp;		/* its private tmp, removed at end */
+};
+
+/* Start argv under p as sbx_run does (the same layers, the same refusal
+ * when one the kernel offers fails to apply), but return once it runs:
+ * p->timeout_ms does not apply, RLIMIT_CPU does. r says what is in force
+ * (layers, confinement, as_root) or why it did not start. Returns 0,
+ * -E_DENIED, -E_IO (exec failed too: r->status 126/127), -E_NOMEM. */
+int	sbx_spawn(struct arena *a, const struct sbx_policy *p,
+	    const char *const *argv, struct sbx_proc *pr,
+	    struct sbx_result *r);
+
+/* End it: close its stdin, give it grace_ms to exit, SIGTERM its process
+ * group and grace_ms more, then SIGKILL whatever is left, and reap. The
+ * wait status. */
+int	sbx_proc_end(struct sbx_proc *pr, unsigned grace_ms);
+
 /* Run a shell command line through /bin/sh -c inside the child, after the
  * Bash(cmd:*) rules have been checked on the parsed line. */
 int	sbx_run_shell(struct arena *a, const struct sbx_policy *p,
@@ -147,6 +169,9 @@ int	sbx_run_shell(struct arena *a, const struct sbx_policy *p,
 int	sbx_script_argv(struct arena *a, const char *path,
 	    const char *const *args, unsigned nargs, const char ***out,
 	    const char **missing);
+
+/* A program by name from the sandbox's PATH (in `a`), or NULL. */
+const char *sbx_which(struct arena *a, const char *name);
 
 /* What this kernel offers, layer by layer, with a reason for each that is
  * missing (for `skillbox sandbox check` and the first warning). */

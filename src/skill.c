@@ -24,7 +24,9 @@
 
 #include "fm.h"
 #include "hook.h"
+#include "mcp.h"
 #include "str.h"
+#include "switches.h"
 
 static const char *const deffiles[] = { "SKILL.md", "skill.md", "oskill.md" };
 
@@ -505,6 +507,17 @@ from_fm(struct parse *p, struct skill *sk, const struct fm_node *root,
 		    sizeof(why)) == -E_INVAL)
 			issue(p, K_FATAL, line, "hooks", "%s", why);
 	}
+#if SKILLBOX_MCP
+	if ((nd = fm_get(root, "mcp_servers")) != NULL) {
+		struct mcp_server *ms;
+		unsigned n;
+
+		sk->flags |= SKILL_MCP;
+		if (mcp_parse(p->tmp, nd, ".", sk->name, &ms, &n, &line, why,
+		    sizeof(why)) == -E_INVAL)
+			issue(p, K_FATAL, line, "mcp_servers", "%s", why);
+	}
+#endif
 	return 0;
 }
 

@@ -39,6 +39,8 @@ enum skill_flag {
 	SKILL_OSK_LOOP		= 1 << 7,	/* oskill: Session: loop (else SOP) */
 	SKILL_GATED		= 1 << 8,	/* front-matter approve: or hooks:
 						 * (hook.c reads them when used) */
+	SKILL_MCP		= 1 << 9,	/* front-matter mcp_servers: (MCP=1
+						 * builds; the agent reads them) */
 };
 
 /* metadata.max_agent_depth N (0..3), kept as N + 1 in these bits of the

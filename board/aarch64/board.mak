@@ -11,5 +11,7 @@ SIZE_BUDGET	= 458752
 # (README, "Features and their cost"): make SERVE_TLS=1 ORCH=1 builds them.
 SERVE_TLS	= 0
 ORCH		= 0
-# The job board (skillbox jobs) does not fit either: make JOBS=1.
+# Nor does the MCP client (make MCP=1).
+MCP		= 0
+# The job board (skillbox jobs) does not fit: make JOBS=1.
 JOBS		= 0

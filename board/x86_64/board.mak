@@ -10,5 +10,7 @@ SIZE_BUDGET	= 458752
 # builds them in; CI tests such a build too.
 SERVE_TLS	= 0
 ORCH		= 0
-# The job board (skillbox jobs) does not fit either: make JOBS=1.
+# Nor does the MCP client (make MCP=1).
+MCP		= 0
+# The job board (skillbox jobs) does not fit: make JOBS=1.
 JOBS		= 0
