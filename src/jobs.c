@@ -272,8 +272,11 @@ apply_job(struct board *b, const struct json_doc *d)
 	}
 	if (j->title == NULL || j->input == NULL || j->to == NULL)
 		return -E_PARSE;
-	if (old != NULL)
+	j->len = (unsigned)d->len + 1;
+	if (old != NULL) {
 		j->ev = old->ev, j->ev_last = old->ev_last;
+		b->dead += old->len;
+	}
 	*sp = j;
 	return 0;
 }
@@ -318,6 +321,8 @@ apply_sched(struct board *b, const struct json_doc *d)
 	if (s->spec == NULL || s->tz == NULL || s->title == NULL ||
 	    s->input == NULL || s->to == NULL)
 		return -E_PARSE;
+	s->len = (unsigned)d->len + 1;
+	b->dead += (*sp ? (*sp)->len : 0) + (s->gone ? s->len : 0);
 	*sp = s;
 	return 0;
 }
@@ -363,7 +368,7 @@ load(struct board *b)
 	arena_reset(&b->a);
 	b->jobs = NULL, b->njobs = b->capjobs = 0;
 	b->scheds = NULL, b->nscheds = b->capscheds = 0;
-	b->size = 0;
+	b->size = b->dead = 0;
 	fd = openat(b->dirfd, JOURNAL, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -E_IO;
@@ -569,7 +574,7 @@ compact(struct board *b)
 	    sb.len, 0600, FSAFE_NO_SYMLINKS)) == 0 && fsync(b->dirfd) != 0)
 		r = -E_IO;
 	if (r == 0)
-		b->size = sb.len;
+		b->size = sb.len, b->dead = 0;
 	sbuf_release(&sb);
 	return r;
 }
@@ -611,7 +616,9 @@ append(struct board *b, struct sbuf *sb)
 	b->size += sb->len;
 	if ((r = apply(b, sb->p, sb->len - 1)) != 0)
 		return r;
-	if (b->size > b->compact_at)
+	/* Only when it pays: a board of live lines is not rewritten on
+	 * every change. */
+	if (b->size > b->compact_at && b->dead > b->size / 2)
 		return compact(b);
 	return 0;
 }

@@ -6,7 +6,8 @@
  * and fsynced before it is acknowledged; replaying the lines in order
  * rebuilds the board (the last line of a thing wins). A torn last line (a
  * writer killed mid-write) is cut off by the next writer. When the file
- * outgrows compact_at it is rewritten with one line per thing: to a new
+ * outgrows compact_at and over half of it is lines that later ones
+ * replaced, it is rewritten with one line per thing: to a new
  * file, synced, renamed over, the folder synced. Every change is made under
  * an flock(2) on `lock`, after re-reading the journal, so processes (the
  * CLI, run-due and its workers) see each other's changes.
@@ -56,6 +57,7 @@ struct job {
 	unsigned	 sched;		/* made by this schedule, at due */
 	long long	 due;
 	struct job_event *ev, *ev_last;
+	unsigned	 len;		/* of its journal line */
 };
 
 struct job_sched {
@@ -63,12 +65,14 @@ struct job_sched {
 	unsigned	 gone;
 	const char	*spec, *tz, *title, *input, *to;
 	long long	 made, last;	/* last: due time last fired */
+	unsigned	 len;
 };
 
 struct board {
 	struct arena	 a;		/* the state, rebuilt by each load */
 	int		 dirfd, lockfd;
 	size_t		 size;		/* of the journal */
+	size_t		 dead;		/* bytes of lines a later one replaced */
 	size_t		 compact_at;
 	struct job	**jobs;
 	unsigned	 njobs, capjobs;
