@@ -36,6 +36,7 @@ SERVE_TLS	?= 0
 ORCH		?= 0
 HOOKS		?= 0
 MCP		?= 0
+EVAL		?= 0
 JOBS		?= 0
 else ifneq ($(PROFILE),full)
 $(error PROFILE=$(PROFILE): the profiles are full and router)
@@ -47,6 +48,8 @@ ORCH		?= 1
 HOOKS		?= 1
 # the MCP client: MCP servers' tools on stdio, in the sandbox
 MCP		?= 1
+# evals (skillbox eval) and the response cache
+EVAL		?= 1
 # the job board: skillbox jobs, schedules, run-due
 JOBS		?= 1
 
@@ -100,6 +103,7 @@ OBJS		:= $(SRCS:src/%.c=$(B)/obj/%.o)
 LIBOBJS		:= $(filter-out $(B)/obj/main.o,$(OBJS))
 # The applets of features left out have no help text either.
 CMDS_OFF	:= $(if $(filter 0,$(MCP)),src/cmd_mcp.c) \
+		   $(if $(filter 0,$(EVAL)),src/cmd_eval.c) \
 		   $(if $(filter 0,$(JOBS)),src/cmd_jobs.c)
 CMDS		:= $(filter-out $(CMDS_OFF),$(wildcard src/cmd_*.c))
 UNIT_SRCS	:= $(wildcard tests/unit/*.c)
@@ -173,8 +177,8 @@ $(B)/obj/cmd_serve.o: $(B)/gen/web.h
 # that the objects using them are rebuilt then.
 $(B)/gen/switches.h: FORCE
 	@mkdir -p $(@D)
-	$(Q)printf '#define SKILLBOX_SERVE_TLS %d\n#define SKILLBOX_ORCH %d\n#define SKILLBOX_HOOKS %d\n#define SKILLBOX_MCP %d\n#define SKILLBOX_JOBS %d\n' \
-	    $(SERVE_TLS) $(ORCH) $(HOOKS) $(MCP) $(JOBS) >$@.tmp && \
+	$(Q)printf '#define SKILLBOX_SERVE_TLS %d\n#define SKILLBOX_ORCH %d\n#define SKILLBOX_HOOKS %d\n#define SKILLBOX_MCP %d\n#define SKILLBOX_EVAL %d\n#define SKILLBOX_JOBS %d\n' \
+	    $(SERVE_TLS) $(ORCH) $(HOOKS) $(MCP) $(EVAL) $(JOBS) >$@.tmp && \
 	    { cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@; }
 FORCE:
 

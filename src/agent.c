@@ -1241,7 +1241,7 @@ static enum agent_status run_frames(struct agent *ag, struct frame *fs,
     unsigned top, int resumed, const char **answer);
 static void call_step(struct agent *ag, struct frame *fs, unsigned *top);
 static void count_usage(struct agent *ag, unsigned long in,
-    unsigned long out);
+    unsigned long out, int cache);
 
 struct par {
 	pid_t		 pid;
@@ -1353,8 +1353,12 @@ par_relay(struct agent *ag, const struct frame *f, char *line, size_t n,
 			ti = (unsigned long)v;
 		if (json_int(&d, json_get(&d, 0, "output_tokens"), &v) == 0)
 			tn = (unsigned long)v;
+		const char *ch = SKILLBOX_EVAL ? dstr(&d, a, 0, "cache",
+		    NULL) : NULL;
+
 		ag->calls++;
-		count_usage(ag, ti, tn);
+		count_usage(ag, ti, tn, ch == NULL ? -1 :
+		    strcmp(ch, "hit") == 0);
 		return;
 	}
 	t.agent = dstr(&d, a, 0, "agent", NULL);
@@ -2075,13 +2079,20 @@ price(const struct agent *ag, unsigned long in, unsigned long out)
 	return ((double)in * p->input + (double)out * p->output) / 1e6;
 }
 
-/* Add a model call's tokens to the session and log them. */
+/* Add a model call's tokens to the session and log them. cache is
+ * llm_cached(): a reply from the response cache cost nothing, so it
+ * counts 0 tokens and no money, and says "cache":"hit" ("miss" when the
+ * cache is on and the model was asked). */
 static void
-count_usage(struct agent *ag, unsigned long in, unsigned long out)
+count_usage(struct agent *ag, unsigned long in, unsigned long out, int cache)
 {
 	struct ev ev;
 	const char *c;
 
+	if (!SKILLBOX_EVAL)
+		cache = -1;
+	if (cache == 1)
+		in = out = 0;
 	ag->in_tok += in;
 	ag->out_tok += out;
 	ag->cost += price(ag, in, out);
@@ -2096,6 +2107,10 @@ count_usage(struct agent *ag, unsigned long in, unsigned long out)
 	    ag->cost)) != NULL) {
 		json_key(&ev.w, "cost");
 		json_put_raw(&ev.w, c, strlen(c));
+	}
+	if (cache >= 0) {
+		json_key(&ev.w, "cache");
+		json_put_str(&ev.w, cache ? "hit" : "miss");
 	}
 	ev_end(ag, &ev, 1);
 }
@@ -2167,7 +2182,7 @@ model_step(struct agent *ag, struct frame *f, struct llm_sink *sink)
 		ev_error(ag, ag->why);
 		return;
 	}
-	count_usage(ag, r.in_tokens, r.out_tokens);
+	count_usage(ag, r.in_tokens, r.out_tokens, llm_cached(ag->cl));
 	m = msg_add(ag, f->a, f->tail, LLM_ASSISTANT, r.text, r.text_len);
 	llm_reply_release(&r);
 	if (m == NULL)
@@ -2436,7 +2451,7 @@ compact(struct agent *ag, const char **out)
 		return e == -E_NOMEM ? AG_NOMEM : llm_timed_out(ag->cl) ?
 		    AG_LIMIT : AG_FAIL;
 	}
-	count_usage(ag, r.in_tokens, r.out_tokens);
+	count_usage(ag, r.in_tokens, r.out_tokens, llm_cached(ag->cl));
 	/* Semi-space: the summary and what stays go to the other arena. */
 	next = &ag->sess[ag->cur ^ 1];
 	arena_reset(next);
@@ -3654,6 +3669,15 @@ agent_new(struct arena *perm, const struct cfg *c, const struct agent_opts *o,
 		lc.first_ms = (int)c->limits.first_byte_s * 1000;
 		lc.idle_ms = (int)c->limits.idle_s * 1000;
 		lc.retries = c->limits.retries;
+#if SKILLBOX_EVAL
+		/* $SKILLBOX_NO_CACHE (set by --no-cache) turns it off */
+		key = getenv("SKILLBOX_NO_CACHE");
+		if (c->cache.on && (key == NULL || *key == '\0' ||
+		    strcmp(key, "0") == 0)) {
+			lc.cache_dir = c->cache.dir;
+			lc.cache_max = c->cache.max;
+		}
+#endif
 		if (lc.proto == NULL || c->model == NULL || lc.base_url == NULL) {
 			*err = -E_INVAL;
 			snprintf(why, whylen, "provider %s needs a model and a "
@@ -3730,6 +3754,49 @@ agent_entry(struct agent *ag, const char *name, int plan_only)
 }
 
 #if SKILLBOX_MCP
+/* see agent.h */
+int
+agent_tool(struct agent *ag, const char *skill, const char *tool,
+    const char *args, size_t n, struct tool_out *out)
+{
+	struct frame f;
+	struct llm_call c;
+	struct tool_env env;
+	int id = tool_find(tool);
+
+	arena_reset(&ag->turn);
+	memset(out, 0, sizeof(*out));
+	memset(&f, 0, sizeof(f));
+	memset(&c, 0, sizeof(c));
+	out->is_error = 1;
+	if ((f.skill = tool_skill_find(&ag->reg, skill)) == NULL ||
+	    skill_osk(f.skill) != NULL) {
+		out->text = "no such skill here";
+		return 0;
+	}
+	if (id != T_RUN_SKILL_SCRIPT && id != T_READ_SKILL_FILE &&
+	    id != T_LIST_SKILL_FILES) {
+		out->text = "not a tool of a skill";
+		return 0;
+	}
+	f.name = f.skill->name;
+	f.a = &ag->turn;
+	f.depth = 1;
+	c.id = "mcp";
+	c.name = tool;
+	c.args = args;
+	c.args_len = n;
+	ag->deadline = net_now_ms() + (long long)ag->cfg->limits.time_s * 1000;
+	if (gate(ag, &f, &c, out))
+		return 0;
+	out->is_error = 0;
+	tool_env(ag, &f, &env);
+	if (tool_call(&env, &ag->turn, (enum tool_id)id, args, n, out) != 0)
+		return -E_NOMEM;
+	call_hooked(ag, &f, &c, out);
+	return 0;
+}
+
 /* The MCP servers: the configuration's, then those of the skills' own
  * front-matter (a name already taken is left out). */
 static int
@@ -3789,6 +3856,12 @@ mcp_init(struct agent *ag)
 }
 #endif
 
+const struct skill_reg *
+agent_reg(const struct agent *ag)
+{
+	return &ag->reg;
+}
+
 struct mcp *
 agent_mcp(const struct agent *ag)
 {
@@ -3810,4 +3883,22 @@ agent_close(struct agent *ag)
 	if (ag->logging)
 		slog_sync(&ag->log);
 	slog_close(&ag->log);
+}
+
+struct llm_client *
+agent_llm(struct agent *ag)
+{
+	return ag->cl;
+}
+
+/* see agent.h */
+void
+agent_free(struct agent *ag)
+{
+	agent_close(ag);
+	llm_disconnect(ag->cl);
+	skill_reg_free(&ag->reg);
+	arena_reset(&ag->sess[0]);
+	arena_reset(&ag->sess[1]);
+	arena_reset(&ag->turn);
 }

@@ -144,11 +144,31 @@ int	agent_seed(struct agent *ag, enum llm_role role, const char *text,
  * agent (NULL: the entry agent again); plan_only: see agent_opts. */
 void	agent_entry(struct agent *ag, const char *name, int plan_only);
 
+/* Run a skill tool (run_skill_script, read_skill_file, list_skill_files)
+ * as skill `skill`'s agent would, outside a turn: `skillbox mcp serve`.
+ * Approval rules and pending hooks refuse it (nobody is there to ask),
+ * a denying hook denies it. Nothing is logged; out->text lives until the
+ * next call. 0 or -E_NOMEM. MCP=1 builds. */
+struct tool_out;
+int	agent_tool(struct agent *ag, const char *skill, const char *tool,
+	    const char *args, size_t n, struct tool_out *out);
+
+/* The skills this agent sees. */
+const struct skill_reg *agent_reg(const struct agent *ag);
+
 /* The agent's MCP client (MCP=1 builds), NULL without servers. */
 struct mcp;
 struct mcp *agent_mcp(const struct agent *ag);
 
 /* Close the session log (synced). */
 void	agent_close(struct agent *ag);
+
+/* Close it, its connection to the model, and give back the memory it
+ * holds outside `perm` (one agent after another, as evals run them);
+ * perm is the caller's to reset. */
+void	agent_free(struct agent *ag);
+
+/* Its client of the model, NULL when offline (an eval's judge). */
+struct llm_client *agent_llm(struct agent *ag);
 
 #endif

@@ -89,6 +89,11 @@ static const struct key keys[] = {
 	{ "limits.plans", K_UINT, F(limits.plans), 0, 1, 100 },
 	{ "limits.parallel", K_UINT, F(limits.parallel), 0, 1, 8 },
 #endif
+#if SKILLBOX_EVAL
+	{ "cache", K_SECTION, 0, 0, 0, 0 },
+	{ "cache.dir", K_PATH, F(cache.dir), 0, 0, 0 },
+	{ "cache.max", K_SIZE, F(cache.max), 0, 64u << 10, 1u << 30 },
+#endif
 	{ "prices", K_PRICES, 0, 0, 0, CFG_MAX_PRICES },
 	{ "sandbox", K_SECTION, 0, 0, 0, 0 },
 	{ "sandbox.allow", K_TOOLS, L(sandbox.allow, sandbox.nallow) },
@@ -744,6 +749,10 @@ walk(struct ld *l, const struct fm_node *map, const char *prefix)
 			if (nd->kind != FM_MAP)
 				return must(l, &keys[i], nd);
 			snprintf(name, sizeof(name), "%s.", keys[i].name);
+#if SKILLBOX_EVAL
+			if (strcmp(name, "cache.") == 0)
+				l->c->cache.on = 1;
+#endif
 			if ((e = walk(l, nd, name)) != 0)
 				return e;
 			continue;
@@ -892,6 +901,14 @@ env_defaults(struct ld *l)
 		if (c->state_dir == NULL)
 			return -E_NOMEM;
 	}
+#if SKILLBOX_EVAL
+	if (c->cache.on && c->cache.dir == NULL &&
+	    (c->cache.dir = arena_printf(l->a, "%s/cache", c->state_dir)) ==
+	    NULL)
+		return -E_NOMEM;
+	if (c->cache.max == 0)
+		c->cache.max = 4u << 20;
+#endif
 	if (c->src[find_key("workspace")] == NULL &&
 	    (c->workspace = arena_printf(l->a, "%s/workspace",
 	    c->state_dir)) == NULL)

@@ -63,6 +63,12 @@
  *	  step_errors: 3              # ORCH: failed steps before it stops
  *	  plans: 3                    # ORCH: SOP plans, then function calls
  *	  parallel: 4                 # ORCH: plan steps at once, 1..8
+ *	cache:                        # EVAL=1 builds: model replies kept
+ *	  dir: DIR                    # on disk, reused for the same request
+ *	                              # [STATE_DIR/cache]; on when the
+ *	  max: 4M                     # section is there; LRU beyond max
+ *	                              # (64k..1G); $SKILLBOX_NO_CACHE=1 or
+ *	                              # --no-cache: off for one run
  *	prices:                       # per million tokens
  *	  MODEL: { input: 0.15, output: 0.60 }
  *	sandbox:
@@ -174,6 +180,11 @@ struct cfg {
 		unsigned	steps, step_errors, plans;	/* ORCH */
 		unsigned	parallel;	/* ORCH: plan steps at once */
 	}		 limits;
+	struct {
+		int		 on;		/* the section is there */
+		const char	*dir;
+		size_t		 max;
+	}		 cache;		/* EVAL */
 	struct cfg_price prices[CFG_MAX_PRICES];
 	unsigned	 nprices;
 	struct {

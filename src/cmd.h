@@ -80,6 +80,7 @@ int	cmd_agent_status(enum agent_status st);
 int	cmd_answer(int argc, char **argv);
 int	cmd_chat(int argc, char **argv);
 int	cmd_config(int argc, char **argv);
+int	cmd_eval(int argc, char **argv);
 int	cmd_exec(int argc, char **argv);
 int	cmd_jobs(int argc, char **argv);
 int	cmd_llm(int argc, char **argv);

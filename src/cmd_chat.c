@@ -18,23 +18,28 @@
  * not be opened, 2 usage, 3 memory budget exhausted. */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "agent.h"
 #include "cmd.h"
 #include "log.h"
+#include "switches.h"
 
 #define LINE_MAX_BYTES	(64u << 10)
 
 int
 cmd_chat(int argc, char **argv)
 {
-	enum { O_JSON = 256, O_SESSION, O_RESUME };
+	enum { O_JSON = 256, O_SESSION, O_RESUME, O_NOCACHE };
 	static const struct option lo[] = {
 		{ "json", no_argument, NULL, O_JSON },
 		{ "session", required_argument, NULL, O_SESSION },
 		{ "resume", required_argument, NULL, O_RESUME },
+#if SKILLBOX_EVAL
+		{ "no-cache", no_argument, NULL, O_NOCACHE },
+#endif
 		{ "stream", no_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -54,6 +59,9 @@ cmd_chat(int argc, char **argv)
 		case O_JSON: json = 1; break;
 		case O_SESSION: session = optarg; break;
 		case O_RESUME: session = optarg; resume = 1; break;
+#if SKILLBOX_EVAL
+		case O_NOCACHE: setenv("SKILLBOX_NO_CACHE", "1", 1); break;
+#endif
 		case 'h': return cmd_help("chat");
 		default: return cmd_usage("chat", "bad option");
 		}

@@ -1,26 +1,36 @@
-/* cmd_mcp.c - the MCP servers of the configuration, and their tools
+/* cmd_mcp.c - MCP: the configured servers' tools; the skills as a server
  * usage: skillbox mcp list [--json] [SERVER]
  *        skillbox mcp call SERVER TOOL [JSON]
+ *        skillbox mcp serve
  *
  * list   start each server (or SERVER) as an agent would, in its sandbox,
  *        and print its tools as the model sees them (mcp__SERVER__TOOL),
  *        the agents that may use them and the confinement it runs under.
  * call   call one tool with JSON arguments (an object; default {}) and
  *        print its result as the model would get it.
+ * serve  be an MCP server on stdin and stdout (JSON-RPC, one message a
+ *        line) for another agent: each skill is a tool that runs one of
+ *        its scripts in the sandbox ({"script", "args", "input"}), and
+ *        read_skill_file and list_skill_files show its instructions.
+ *        Calls that approve: rules would hold are refused; hooks apply.
+ *        No model is needed. Ends at end of input.
  *
  * Servers are configured under mcp_servers: in skillbox.yaml (README,
  * "MCP servers"). Each is stopped when the command ends.
  *
  * Exit status: 0 ok, 1 a server did not start or the tool reported an
  * error, 2 usage. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "json.h"
 #include "log.h"
 #include "mcp.h"
+#include "skill.h"
 #include "str.h"
 #include "tool.h"
 
@@ -101,6 +111,273 @@ list(struct mcp *m, const char *only, int json)
 	return rc;
 }
 
+/* --- serve */
+
+#define LINE_MAX_IN	(1u << 20)	/* one message from the client */
+
+static void
+put_line(struct sbuf *sb)
+{
+	sbuf_addc(sb, '\n');
+	if (sb->err == 0)
+		(void)cmd_write(1, sb->p, sb->len);
+}
+
+/* The start of a reply to request id (raw JSON text). */
+static void
+reply_begin(struct json_writer *w, struct sbuf *sb, const char *id, size_t n)
+{
+	sbuf_init(sb, &app.perm, 0);
+	json_writer_init(w, sb);
+	json_begin_obj(w);
+	json_key(w, "jsonrpc");
+	json_put_str(w, "2.0");
+	json_key(w, "id");
+	json_put_raw(w, id, n);
+}
+
+static void
+reply_error(const char *id, size_t n, int code, const char *msg)
+{
+	struct json_writer w;
+	struct sbuf sb;
+
+	reply_begin(&w, &sb, id, n);
+	json_key(&w, "error");
+	json_begin_obj(&w);
+	json_key(&w, "code");
+	json_put_int(&w, code);
+	json_key(&w, "message");
+	json_put_str(&w, msg);
+	json_end_obj(&w);
+	json_end_obj(&w);
+	put_line(&sb);
+}
+
+static void
+raw(struct json_writer *w, const char *s)
+{
+	json_put_raw(w, s, strlen(s));
+}
+
+/* A tool's input schema: a skill's script (skill 0), or the file tools'
+ * (skill and, for 2, path). */
+static void
+schema(struct json_writer *w, int skill)
+{
+	json_key(w, "inputSchema");
+	json_begin_obj(w);
+	json_key(w, "type");
+	json_put_str(w, "object");
+	json_key(w, "properties");
+	raw(w, skill == 0 ? "{\"script\":{\"type\":\"string\","
+	    "\"description\":\"Path in the skill folder, e.g. scripts/"
+	    "overview.sh\"},\"args\":{\"type\":\"array\",\"items\":{"
+	    "\"type\":\"string\"}},\"input\":{\"description\":\"JSON "
+	    "for its stdin\"}}" : skill == 2 ? "{\"skill\":{\"type\":"
+	    "\"string\"},\"path\":{\"type\":\"string\"}}" :
+	    "{\"skill\":{\"type\":\"string\"}}");
+	json_key(w, "required");
+	raw(w, skill == 0 ? "[\"script\"]" : skill == 2 ?
+	    "[\"skill\",\"path\"]" : "[\"skill\"]");
+	json_end_obj(w);
+}
+
+static void
+tool(struct json_writer *w, const char *name, const char *desc, int skill)
+{
+	json_begin_obj(w);
+	json_key(w, "name");
+	json_put_str(w, name);
+	json_key(w, "description");
+	json_put_str(w, desc);
+	schema(w, skill);
+	json_end_obj(w);
+}
+
+static void
+tools_list(struct agent *ag, struct json_writer *w)
+{
+	const struct skill_reg *reg = agent_reg(ag);
+	unsigned i;
+
+	json_key(w, "tools");
+	json_begin_arr(w);
+	tool(w, "read_skill_file", "Read a file of a skill: its SKILL.md "
+	    "says what its scripts do.", 2);
+	tool(w, "list_skill_files", "List the files of a skill.", 1);
+	for (i = 0; i < reg->n; i++) {
+		const struct skill *sk = reg->v[i];
+
+		if ((sk->flags & SKILL_NO_MODEL) || skill_osk(sk) != NULL ||
+		    !skill_name_is_ascii(sk->name) || strlen(sk->name) > 64)
+			continue;
+		tool(w, sk->name, arena_printf(&app.perm, "%s (Runs one of "
+		    "the skill's scripts on this device, in the sandbox.)",
+		    sk->description), 0);
+	}
+	json_end_arr(w);
+}
+
+/* tools/call: a skill's script, or one of the two file tools. */
+static int
+tools_call(struct agent *ag, struct json_writer *w, const struct json_doc *d,
+    int params)
+{
+	struct tool_out out;
+	char *name = NULL, *sk = NULL;
+	int a = json_get(d, params, "arguments");
+	const char *args = a >= 0 ? d->js + d->t[a].start : "{}";
+	size_t n = a >= 0 ? (size_t)(d->t[a].end - d->t[a].start) : 2;
+	int file;
+
+	if (json_str(d, &app.perm, json_get(d, params, "name"), &name,
+	    NULL) != 0 || (a >= 0 && d->t[a].type != JSON_OBJ))
+		return -E_INVAL;
+	file = strcmp(name, "read_skill_file") == 0 ||
+	    strcmp(name, "list_skill_files") == 0;
+	if (file)
+		(void)json_str(d, &app.perm, json_get(d, a, "skill"), &sk,
+		    NULL);
+	if (agent_tool(ag, file ? (sk != NULL ? sk : "") : name, file ? name :
+	    "run_skill_script", args, n, &out) != 0)
+		return -E_NOMEM;
+	json_key(w, "content");
+	json_begin_arr(w);
+	json_begin_obj(w);
+	json_key(w, "type");
+	json_put_str(w, "text");
+	json_key(w, "text");
+	json_put_strn(w, out.text != NULL ? out.text : "", out.text != NULL ?
+	    (out.len > 0 ? out.len : strlen(out.text)) : 0);
+	json_end_obj(w);
+	json_end_arr(w);
+	json_key(w, "isError");
+	json_put_bool(w, out.is_error);
+	return 0;
+}
+
+/* One message from the client. */
+static void
+handle(struct agent *ag, const char *line, size_t len)
+{
+	struct json_writer w;
+	struct json_doc d;
+	struct sbuf sb;
+	char *method = NULL, *asked = NULL;
+	const char *id;
+	size_t idn;
+	int t, p;
+
+	if (json_parse(&app.perm, line, len, 1u << 16, &d) != 0 ||
+	    d.t[0].type != JSON_OBJ) {
+		reply_error("null", 4, -32700, "Parse error");
+		return;
+	}
+	t = json_get(&d, 0, "id");
+	if (json_str(&d, &app.perm, json_get(&d, 0, "method"), &method,
+	    NULL) != 0) {
+		if (t < 0 || json_get(&d, 0, "result") >= 0 ||
+		    json_get(&d, 0, "error") >= 0)
+			return;		/* a reply, or nothing we can answer */
+		reply_error(d.js + d.t[t].start - (d.t[t].type == JSON_STR),
+		    (size_t)(d.t[t].end - d.t[t].start) + 2 * (d.t[t].type ==
+		    JSON_STR), -32600, "Invalid Request");
+		return;
+	}
+	if (t < 0)
+		return;		/* a notification */
+	id = d.js + d.t[t].start - (d.t[t].type == JSON_STR);
+	idn = (size_t)(d.t[t].end - d.t[t].start) + 2 * (d.t[t].type ==
+	    JSON_STR);
+	p = json_get(&d, 0, "params");
+	reply_begin(&w, &sb, id, idn);
+	json_key(&w, "result");
+	json_begin_obj(&w);
+	if (strcmp(method, "initialize") == 0) {
+		(void)json_str(&d, &app.perm, json_get(&d, p,
+		    "protocolVersion"), &asked, NULL);
+		json_key(&w, "protocolVersion");
+		json_put_str(&w, mcp_version(asked));
+		json_key(&w, "capabilities");
+		raw(&w, "{\"tools\":{}}");
+		json_key(&w, "serverInfo");
+		json_begin_obj(&w);
+		json_key(&w, "name");
+		json_put_str(&w, "skillbox");
+		json_key(&w, "version");
+		json_put_str(&w, SKILLBOX_VERSION);
+		json_end_obj(&w);
+	} else if (strcmp(method, "tools/list") == 0)
+		tools_list(ag, &w);
+	else if (strcmp(method, "tools/call") == 0) {
+		int e = tools_call(ag, &w, &d, p);
+
+		if (e != 0) {
+			reply_error(id, idn, e == -E_NOMEM ? -32603 : -32602,
+			    e == -E_NOMEM ? "out of memory" : "Invalid params: "
+			    "name and an object of arguments");
+			return;
+		}
+	} else if (strcmp(method, "ping") != 0) {
+		reply_error(id, idn, -32601, "Method not found");
+		return;
+	}
+	json_end_obj(&w);
+	json_end_obj(&w);
+	if (json_writer_err(&w) != 0) {
+		reply_error(id, idn, -32603, "out of memory");
+		return;
+	}
+	put_line(&sb);
+}
+
+static int
+serve(struct agent *ag)
+{
+	struct sbuf in;
+	char buf[8192], *nl;
+	size_t n;
+	ssize_t k;
+	int skipping = 0;
+
+	sbuf_init(&in, NULL, LINE_MAX_IN + 1);
+	for (;;) {
+		while ((nl = in.len > 0 ? memchr(in.p, '\n', in.len) : NULL)
+		    != NULL) {
+			struct arena_mark m = arena_mark(&app.perm);
+
+			n = (size_t)(nl - in.p);
+			if (skipping)
+				reply_error("null", 4, -32700, "Parse error: a "
+				    "message over 1 MiB");
+			else if (n > 0 && !(n == 1 && in.p[0] == '\r'))
+				handle(ag, in.p, n);
+			skipping = 0;
+			memmove(in.p, nl + 1, in.len - n - 1);
+			sbuf_truncate(&in, in.len - n - 1);
+			arena_reset_to(&app.perm, m);
+		}
+		if (in.len >= LINE_MAX_IN) {
+			skipping = 1;
+			sbuf_truncate(&in, 0);
+		}
+		k = read(0, buf, skipping ? sizeof(buf) : MIN(sizeof(buf),
+		    LINE_MAX_IN - in.len));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		if (skipping && memchr(buf, '\n', (size_t)k) == NULL)
+			continue;
+		sbuf_add(&in, buf, (size_t)k);
+		if (in.err != 0)
+			return cmd_nomem("reading a message");
+	}
+	sbuf_release(&in);
+	return EXIT_OK;
+}
+
 int
 cmd_mcp(int argc, char **argv)
 {
@@ -127,11 +404,17 @@ cmd_mcp(int argc, char **argv)
 	argc -= optind;
 	argv += optind;
 	if (argc < 1 || (strcmp(argv[0], "list") == 0 ? argc > 2 :
+	    strcmp(argv[0], "serve") == 0 ? argc > 1 :
 	    strcmp(argv[0], "call") != 0 || argc < 3 || argc > 4))
-		return cmd_usage("mcp", "list [SERVER] or call SERVER TOOL "
-		    "[JSON]");
+		return cmd_usage("mcp", "list [SERVER], call SERVER TOOL "
+		    "[JSON] or serve");
 	if ((rc = cmd_agent_open(&ag, NULL, 0, 0, json, 1, &p)) != 0)
 		return rc;
+	if (argv[0][0] == 's') {
+		rc = serve(ag);
+		agent_close(ag);
+		return rc;
+	}
 	if ((m = agent_mcp(ag)) == NULL) {
 		log_err("no mcp_servers in the configuration");
 		return EXIT_FAIL;

@@ -13,6 +13,7 @@
  * --session NAME  continue that session (created if new)
  * --resume NAME   continue that session; it must exist
  * --no-log        keep no session log
+ * --no-cache      not from the response cache (EVAL=1; chat too)
  * --agent SKILL   give the prompt to that skill's agent (an orchestration
  *                 skill runs its plan or loop) instead of the entry agent
  * --plan-only     with an orchestration skill in SOP mode: print its plan,
@@ -39,6 +40,7 @@
 #include "cmd.h"
 #include "json.h"
 #include "log.h"
+#include "switches.h"
 #include "str.h"
 
 /* Text of an event shown to a person, in app.perm: controls are
@@ -234,12 +236,16 @@ cmd_agent_reply(struct agent *ag, const char *s, size_t n, const char **final)
 int
 cmd_run(int argc, char **argv)
 {
-	enum { O_JSON = 256, O_SESSION, O_RESUME, O_NOLOG, O_AGENT, O_PLAN };
+	enum { O_JSON = 256, O_SESSION, O_RESUME, O_NOLOG, O_AGENT, O_PLAN,
+	    O_NOCACHE };
 	static const struct option lo[] = {
 		{ "json", no_argument, NULL, O_JSON },
 		{ "session", required_argument, NULL, O_SESSION },
 		{ "resume", required_argument, NULL, O_RESUME },
 		{ "no-log", no_argument, NULL, O_NOLOG },
+#if SKILLBOX_EVAL
+		{ "no-cache", no_argument, NULL, O_NOCACHE },
+#endif
 		{ "agent", required_argument, NULL, O_AGENT },
 		{ "plan-only", no_argument, NULL, O_PLAN },
 		{ "stream", no_argument, NULL, 's' },
@@ -261,6 +267,9 @@ cmd_run(int argc, char **argv)
 		case O_SESSION: session = optarg; break;
 		case O_RESUME: session = optarg; resume = 1; break;
 		case O_NOLOG: nolog = 1; break;
+#if SKILLBOX_EVAL
+		case O_NOCACHE: setenv("SKILLBOX_NO_CACHE", "1", 1); break;
+#endif
 		case O_AGENT: agent = optarg; break;
 		case O_PLAN: plan = 1; break;
 		case 'h': return cmd_help("run");

@@ -31,9 +31,12 @@ cmd_version(int argc, char **argv)
 	printf("orchestration: %s\nhooks: %s\n", SKILLBOX_ORCH ? "oskill.md "
 	    "(SOP plans, loops)" : "no (ORCH=0)", SKILLBOX_HOOKS ? "command, "
 	    "http" : "no (HOOKS=0)");
+	/* Later features: a line only when in (the router's bytes). */
+	if (SKILLBOX_EVAL)
+		printf("eval: evals, response cache\n");
 	if (SKILLBOX_JOBS)
 		printf("jobs: board, schedules, run-due\n");
-	if (SKILLBOX_MCP)	/* a line only when in: the router's bytes */
+	if (SKILLBOX_MCP)
 		printf("mcp: stdio servers, in the sandbox\n");
 	return EXIT_OK;
 }

@@ -10,9 +10,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "cache.h"
 #include "http.h"
 #include "net.h"
+#include "sha256.h"
 #include "sse.h"
+#include "switches.h"
 #include "tls.h"
 
 #define ERROR_BODY_MAX	(16u << 10)	/* bytes of a non-200 body read */
@@ -477,6 +480,10 @@ struct llm_client {
 						 * alive connection closed */
 	int			 timed_out;	/* the deadline ended llm_send */
 	const struct llm_sink	*user_sink;
+#if SKILLBOX_EVAL
+	struct sbuf		*rec;		/* the reply body, for the cache */
+	int			 cached;	/* see llm_cached */
+#endif
 	char			 why[320];
 };
 
@@ -814,9 +821,14 @@ attempt(struct llm_client *cl, struct arena *a, struct arena *tmp,
 		e = fail(cl, -E_NOMEM, "out of memory for the reply");
 		goto out;
 	}
-	while ((n = http_read_body(&cl->hc, buf, sizeof(buf))) > 0)
+	while ((n = http_read_body(&cl->hc, buf, sizeof(buf))) > 0) {
+#if SKILLBOX_EVAL
+		if (cl->rec != NULL)
+			sbuf_add(cl->rec, buf, (size_t)n);
+#endif
 		if ((e = dec_feed(d, buf, (size_t)n)) != 0)
 			break;
+	}
 	if (n < 0) {
 		e = fail(cl, (int)n, "reading the reply from %s: %s",
 		    cl->url.host, conn_why(cl, (int)n));
@@ -841,6 +853,60 @@ out:
 	return e;
 }
 
+#if SKILLBOX_EVAL
+static void
+key_str(struct sha256 *h, const char *s)
+{
+	sha256_feed(h, s, strlen(s) + 1);	/* the NUL ends each field */
+}
+
+/* The cache key: everything that shapes the answer, the body (model,
+ * messages, tools, options) and where and how it is asked. */
+static void
+cache_key(const struct llm_client *cl, const struct llm_req *q,
+    const struct sbuf *body, char hex[65])
+{
+	struct sha256 h;
+	unsigned char d[32];
+	char port[12];
+
+	sha256_init(&h);
+	key_str(&h, "skillbox-cache 1");
+	key_str(&h, cl->c.proto->name);
+	key_str(&h, q->stream ? "stream" : "whole");
+	key_str(&h, cl->url.https ? "https" : "http");
+	key_str(&h, cl->url.host);
+	snprintf(port, sizeof(port), "%u", cl->url.port);
+	key_str(&h, port);
+	key_str(&h, cl->path);
+	if (cl->c.proto->anthropic_auth)
+		key_str(&h, cl->c.anthropic_version);
+	sha256_feed(&h, body->p, body->len);
+	sha256_final(&h, d);
+	sha256_hex(d, hex);
+}
+
+/* A stored reply for key, decoded as one from the network would be. One
+ * that no longer decodes is dropped (a miss). */
+static int
+cache_hit(struct llm_client *cl, struct arena *a, const struct llm_req *q,
+    const char *key, const struct llm_sink *sink, struct llm_reply *r)
+{
+	struct sbuf sb;
+	int e;
+
+	sbuf_init(&sb, NULL, cl->c.cache_max);
+	if ((e = cache_get(cl->c.cache_dir, key, &sb)) == 0) {
+		e = llm_decode(cl->c.proto, a, q->stream, sb.p, sb.len, 0, sink,
+		    r, NULL, 0);
+		if (e != 0 && e != -E_NOMEM)
+			cache_drop(cl->c.cache_dir, key);
+	}
+	sbuf_release(&sb);
+	return e;
+}
+#endif
+
 /* see llm.h */
 int
 llm_send(struct llm_client *cl, struct arena *a, const struct llm_req *q,
@@ -855,8 +921,16 @@ llm_send(struct llm_client *cl, struct arena *a, const struct llm_req *q,
 	char *auth = NULL;
 	long wait, backoff;
 	int e, again;
+#if SKILLBOX_EVAL
+	struct sbuf rec;
+	char key[65];
+#endif
 
 	memset(r, 0, sizeof(*r));
+#if SKILLBOX_EVAL
+	cl->cached = -1;
+	cl->rec = NULL;
+#endif
 	if (cl->path == NULL)
 		return -E_INVAL;
 	target.path = cl->path;
@@ -873,6 +947,19 @@ llm_send(struct llm_client *cl, struct arena *a, const struct llm_req *q,
 		e = fail(cl, e, "building the request: %s", err_str(e));
 		goto out;
 	}
+#if SKILLBOX_EVAL
+	if (cl->c.cache_dir != NULL) {
+		cache_key(cl, q, &body, key);
+		if (cache_hit(cl, a, q, key, sink, r) == 0) {
+			cl->cached = 1;
+			cl->status = 200;
+			e = 0;
+			goto out;
+		}
+		sbuf_init(&rec, NULL, cl->c.cache_max);
+		cl->rec = &rec;
+	}
+#endif
 	hdr[nh++] = (struct http_header){ "Content-Type", "application/json" };
 	hdr[nh++] = (struct http_header){ "Accept", q->stream ?
 	    (cl->c.proto->ndjson ? "application/x-ndjson" :
@@ -904,6 +991,12 @@ llm_send(struct llm_client *cl, struct arena *a, const struct llm_req *q,
 		struct arena_mark m = arena_mark(&tmp);
 
 		cl->attempts++;
+#if SKILLBOX_EVAL
+		if (cl->rec != NULL) {	/* a new attempt: a new body */
+			sbuf_release(cl->rec);
+			sbuf_init(cl->rec, NULL, cl->c.cache_max);
+		}
+#endif
 		e = attempt(cl, a, &tmp, q, &head, &body, r, &again, &wait);
 		arena_reset_to(&tmp, m);
 		if (e != 0 && cl->net.expired) {
@@ -958,6 +1051,20 @@ llm_send(struct llm_client *cl, struct arena *a, const struct llm_req *q,
 		sleep_ms(backoff);
 	}
 out:
+#if SKILLBOX_EVAL
+	/* Only a whole reply is kept: attempt() returns 0 only when the
+	 * status was 200 and the decoder saw the reply complete. */
+	if (cl->rec != NULL) {
+		if (e == 0) {
+			cl->cached = 0;
+			if (!rec.err)
+				(void)cache_put(cl->c.cache_dir,
+				    cl->c.cache_max, key, rec.p, rec.len);
+		}
+		sbuf_release(&rec);
+		cl->rec = NULL;
+	}
+#endif
 	sbuf_release(&body);
 	arena_reset(&tmp);
 	return e;
@@ -994,6 +1101,16 @@ unsigned
 llm_attempts(const struct llm_client *cl)
 {
 	return cl->attempts;
+}
+
+int
+llm_cached(const struct llm_client *cl)
+{
+#if SKILLBOX_EVAL
+	return cl->cached;
+#else
+	return -1;
+#endif
 }
 
 /* see llm.h */

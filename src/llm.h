@@ -170,6 +170,9 @@ struct llm_conf {
 	int			 connect_ms, first_ms, idle_ms;
 	unsigned		 retries;	/* extra attempts on 429/5xx */
 	unsigned		 max_backoff_ms;
+	const char		*cache_dir;	/* EVAL=1: the response cache
+						 * (cache.h); NULL: none */
+	size_t			 cache_max;	/* its cap in bytes */
 };
 
 void	llm_conf_defaults(struct llm_conf *c);
@@ -223,6 +226,11 @@ const char *llm_why(const struct llm_client *cl);
 /* HTTP status of the last reply (0 if none), attempts made. */
 int	llm_status(const struct llm_client *cl);
 unsigned llm_attempts(const struct llm_client *cl);
+
+/* The response cache and the last llm_send: -1 not used (no cache, or
+ * the send failed), 0 a miss (the reply came from the network), 1 a hit
+ * (it came from the cache: no request was made). */
+int	llm_cached(const struct llm_client *cl);
 
 /* Decode a stream or body from memory, as llm_send would (for replay tests
  * and fuzzing): feeds `data` in pieces of `step` bytes (0 = whole). */

@@ -32,6 +32,9 @@ static const struct applet applets[] = {
 	{ "answer", cmd_answer, SUMMARY_ANSWER, HELP_ANSWER },
 	{ "chat", cmd_chat, SUMMARY_CHAT, HELP_CHAT },
 	{ "config", cmd_config, SUMMARY_CONFIG, HELP_CONFIG },
+#if SKILLBOX_EVAL
+	{ "eval", cmd_eval, SUMMARY_EVAL, HELP_EVAL },
+#endif
 	{ "exec", cmd_exec, SUMMARY_EXEC, HELP_EXEC },
 #if SKILLBOX_JOBS
 	{ "jobs", cmd_jobs, SUMMARY_JOBS, HELP_JOBS },

@@ -495,6 +495,18 @@ static const char *const versions[] = {
 	"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05",
 };
 
+/* see mcp.h */
+const char *
+mcp_version(const char *asked)
+{
+	unsigned i;
+
+	for (i = 0; asked != NULL && i < ARRAY_LEN(versions); i++)
+		if (strcmp(asked, versions[i]) == 0)
+			return versions[i];
+	return versions[0];
+}
+
 /* initialize: the server must speak one of our versions. */
 static int
 handshake(struct conn *c, struct arena *a)
@@ -661,6 +673,8 @@ start(struct mcp *m, struct conn *c, struct arena *a)
 		p.secrets[p.nsecrets++] = c->s->env[i];
 	p.cpu_s = 0;		/* it lives as long as the agent */
 	p.nofile = 256;
+	/* RLIMIT_NPROC counts the user's threads: node has about 11. */
+	p.nproc = 256;
 	/* Address space, not memory: node reserves gigabytes at start
 	 * (code range, heap cage), and would die below that. */
 	p.as_bytes = (size_t)MCP_AS_MB << 20;

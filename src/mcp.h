@@ -92,6 +92,10 @@ struct tool_out;
 int	mcp_call(struct mcp *m, unsigned i, struct arena *a, const char *tool,
 	    const char *args, size_t n, struct tool_out *out);
 
+/* The protocol version to answer a client that asked for `asked`: the
+ * same when we speak it, else our latest. */
+const char *mcp_version(const char *asked);
+
 /* Stop every server this process started. */
 void	mcp_close(struct mcp *m);
 

@@ -13,5 +13,7 @@ SERVE_TLS	= 0
 ORCH		= 0
 # Nor does the MCP client (make MCP=1).
 MCP		= 0
+# evals and the response cache do not fit the size budget either: make EVAL=1
+EVAL		= 0
 # The job board (skillbox jobs) does not fit: make JOBS=1.
 JOBS		= 0
