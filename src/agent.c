@@ -36,7 +36,7 @@
 #define HANDOFF_PREFIX	"handoff_to_"
 /* Tools from outside (agent_ext): only builds with a feature that makes
  * them have the code. */
-#define EXT(ag)		(SKILLBOX_MCP ? (ag)->o.ext : NULL)
+#define EXT(ag)		(SKILLBOX_MCP || SKILLBOX_JOBS ? (ag)->o.ext : NULL)
 
 static const char default_instructions[] =
     "You are skillbox, an assistant running on a small Linux device. "

@@ -124,6 +124,14 @@ static const struct key keys[] = {
 	{ "persist.interval", K_UINT, F(persist.interval), 0, 1, 604800 },
 	{ "persist.max", K_SIZE, F(persist.max), 0, 4u << 10, 1u << 30 },
 #endif
+#if SKILLBOX_JOBS
+	{ "jobs", K_SECTION, 0, 0, 0, 0 },
+	{ "jobs.max_parallel", K_UINT, F(jobs.max_parallel), 0, 1, 64 },
+	{ "jobs.retries", K_UINT, F(jobs.retries), 0, 0, 100 },
+	{ "jobs.backoff", K_UINT, F(jobs.backoff_s), 0, 0, 86400 },
+	{ "jobs.compact_at", K_SIZE, F(jobs.compact_at), 0, 4u << 10,
+	    16u << 20 },
+#endif
 };
 
 _Static_assert(ARRAY_LEN(keys) <= CFG_MAX_KEYS, "raise CFG_MAX_KEYS");
@@ -947,6 +955,10 @@ cfg_defaults(struct cfg *c)
 #endif
 	c->serve.listen = "127.0.0.1:8080";
 	c->serve.max_conns = 64;
+	c->jobs.max_parallel = 1;
+	c->jobs.retries = 2;
+	c->jobs.backoff_s = 60;
+	c->jobs.compact_at = 64u << 10;
 	c->serve.max_turns = 2;
 	c->serve.queue = 8;
 	c->serve.head_max = 8u << 10;

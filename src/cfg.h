@@ -111,6 +111,11 @@
  *	                              # 604800 (skillbox state sync: cron)
  *	  max: 4M                     # bytes kept there: the newest sessions
  *	                              # that fit, 4k..1G
+ *	jobs:                         # the job board (JOBS builds)
+ *	  max_parallel: 1             # run-due: jobs at once [--max]
+ *	  retries: 2                  # runs after a failed one [--tries]
+ *	  backoff: 60                 # seconds before a retry, doubling
+ *	  compact_at: 64k             # rewrite the journal above this size
  *
  * The workspace may not hold the configuration, the state folder, the
  * CA file, a skills folder or the commands folder, nor lie inside a
@@ -200,6 +205,10 @@ struct cfg {
 		unsigned	 nsecrets;
 	}		 sandbox;
 	int		 create_skill;	/* 0 false, 1 true, 2 trusted */
+	struct {
+		unsigned	 max_parallel, retries, backoff_s;
+		size_t		 compact_at;
+	}		 jobs;
 	struct {
 		const char	*listen;
 		const char	*tokens[CFG_MAX_LIST];	/* "HEX64 [skill..]" */

@@ -34,6 +34,8 @@ cmd_version(int argc, char **argv)
 	/* Later features: a line only when in (the router's bytes). */
 	if (SKILLBOX_EVAL)
 		printf("eval: evals, response cache\n");
+	if (SKILLBOX_JOBS)
+		printf("jobs: board, schedules, run-due\n");
 	if (SKILLBOX_MCP)
 		printf("mcp: stdio servers, in the sandbox\n");
 	if (SKILLBOX_PERSIST)

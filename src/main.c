@@ -36,6 +36,9 @@ static const struct applet applets[] = {
 	{ "eval", cmd_eval, SUMMARY_EVAL, HELP_EVAL },
 #endif
 	{ "exec", cmd_exec, SUMMARY_EXEC, HELP_EXEC },
+#if SKILLBOX_JOBS
+	{ "jobs", cmd_jobs, SUMMARY_JOBS, HELP_JOBS },
+#endif
 	{ "llm", cmd_llm, SUMMARY_LLM, HELP_LLM },
 #if SKILLBOX_MCP
 	{ "mcp", cmd_mcp, SUMMARY_MCP, HELP_MCP },

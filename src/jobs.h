@@ -1,0 +1,152 @@
+/* jobs.h - the durable job board in <state_dir>/jobs/.
+ *
+ * One file, `journal`: a JSON object a line, each the whole new state of
+ * one job or schedule ({"k":"job",...}, {"k":"sched",...}) or one event of
+ * a job ({"k":"ev",...}: a comment, a run's outcome). A change is written
+ * and fsynced before it is acknowledged; replaying the lines in order
+ * rebuilds the board (the last line of a thing wins). A torn last line (a
+ * writer killed mid-write) is cut off by the next writer. When the file
+ * outgrows compact_at and over half of it is lines that later ones
+ * replaced, it is rewritten with one line per thing: to a new
+ * file, synced, renamed over, the folder synced. Every change is made under
+ * an flock(2) on `lock`, after re-reading the journal, so processes (the
+ * CLI, run-due and its workers) see each other's changes.
+ *
+ * A job is `ready` (never stored) when it is todo, all its parents are
+ * done and its next try is due. A running job records its worker's pid
+ * and start time; a worker that is gone is reclaimed as crashed.
+ */
+#ifndef JOBS_H
+#define JOBS_H
+
+#include "arena.h"
+#include "base.h"
+
+#define JOB_MAX_PARENTS	16
+
+enum job_status {
+	JOB_TODO, JOB_READY, JOB_RUNNING, JOB_BLOCKED, JOB_DONE, JOB_FAILED,
+	JOB_ARCHIVED
+};
+
+/* How a run ended. */
+enum job_outcome {
+	RUN_COMPLETED, RUN_BLOCKED, RUN_CRASHED, RUN_TIMED_OUT, RUN_GAVE_UP
+};
+
+struct job_event {
+	struct job_event *next;
+	long long	 t;
+	const char	*kind;		/* comment, run, block, unblock, ... */
+	const char	*text;
+};
+
+struct job {
+	unsigned	 id;
+	enum job_status	 st;		/* as stored: never JOB_READY */
+	const char	*title, *input, *to;	/* to: assignee, "" entry */
+	const char	*schema;	/* JSON, or NULL */
+	const char	*result, *why;	/* why: blocked or failed, or NULL */
+	const char	*budget;	/* money, a decimal, or NULL */
+	unsigned	 parents[JOB_MAX_PARENTS], nparents;
+	unsigned	 tries, max_tries;
+	long		 timeout;	/* seconds, 0 none */
+	long		 backoff;	/* seconds before the 2nd try */
+	long long	 made, next;	/* next: earliest next try */
+	long long	 pid, pstart;	/* running: the worker */
+	unsigned	 sched;		/* made by this schedule, at due */
+	long long	 due;
+	struct job_event *ev, *ev_last;
+	unsigned	 len;		/* of its journal line */
+};
+
+struct job_sched {
+	unsigned	 id;
+	unsigned	 gone;
+	const char	*spec, *tz, *title, *input, *to;
+	long long	 made, last;	/* last: due time last fired */
+	unsigned	 len;
+};
+
+struct board {
+	struct arena	 a;		/* the state, rebuilt by each load */
+	int		 dirfd, lockfd;
+	size_t		 size;		/* of the journal */
+	size_t		 dead;		/* bytes of lines a later one replaced */
+	size_t		 compact_at;
+	struct job	**jobs;
+	unsigned	 njobs, capjobs;
+	struct job_sched **scheds;
+	unsigned	 nscheds, capscheds;
+};
+
+/* Open (creating) the board in folder dir, and load it. 0, -E_IO or
+ * -E_NOMEM. */
+int	board_open(struct board *b, const char *dir, size_t compact_at);
+void	board_close(struct board *b);
+
+/* Take the lock and re-read the journal (every earlier pointer into the
+ * board is stale then); unlock. */
+int	board_lock(struct board *b);
+void	board_unlock(struct board *b);
+
+struct job *board_job(const struct board *b, unsigned id);
+struct job_sched *board_sched(const struct board *b, unsigned id);
+
+/* The status to show: JOB_READY for a todo job whose parents are all
+ * done (its next try may still be ahead). */
+enum job_status job_status(const struct board *b, const struct job *j);
+const char *job_status_name(enum job_status s);
+const char *job_outcome_name(enum job_outcome o);
+
+/* Write the whole job (id 0: a new one, its id set) or schedule, or an
+ * event, synced. The board is reloaded from the new line, so j's strings
+ * may be anything's. 0, -E_IO, -E_NOMEM, -E_INVAL (a new job whose
+ * parents do not exist or would make a cycle). */
+int	board_put(struct board *b, struct job *j);
+int	board_put_sched(struct board *b, struct job_sched *s);
+int	board_event(struct board *b, unsigned id, const char *kind,
+	    const char *text, long long now);
+
+/* The end of a run: the outcome, with the result or why; a failure is
+ * retried after backoff * 2^(tries-1) while tries remain, else the job
+ * failed. A schema violation of a completed result fails the run. */
+int	board_finish(struct board *b, unsigned id, enum job_outcome o,
+	    const char *text, long long now);
+
+/* Reclaim running jobs whose worker is gone (as crashed). Count or <0. */
+int	board_reclaim(struct board *b, long long now);
+
+/* A decimal of digits only (no sign), or -1. */
+long long job_num(const char *s);
+
+/* 1 when process pid still runs and started at `start` (0: unknown). */
+int	job_pid_alive(long long pid, long long start);
+long long job_pid_start(long long pid);
+
+/* Check JSON text against a schema (type, required, properties with
+ * type). 0, or -E_INVAL with words in why. */
+int	job_schema_check(struct arena *a, const char *schema, const char *text,
+	    char *why, size_t whylen);
+
+/* The worker's tools for agent_ext (agent.h), offered to the agent the
+ * run starts at ("entry", or the job's assignee): job_show, job_complete
+ * (the result, checked against the schema at once), job_block (a reason)
+ * and job_comment. A run that ends without job_complete or job_block broke
+ * the protocol: it counts as a failed run. */
+struct job_worker {
+	struct board	*b;
+	unsigned	 id;
+	const char	*agent;		/* who gets the tools */
+	int		 done;		/* 0, 1 completed, 2 blocked */
+	char		*text;		/* the result or the reason (heap) */
+	long long	 (*now)(void);
+};
+struct agent_ext;
+void	job_worker_ext(struct job_worker *w, struct agent_ext *x);
+
+/* One journal line of a job (to print --json): into sb. */
+struct sbuf;
+void	job_json(struct sbuf *sb, const struct job *j, const struct board *b);
+
+#endif
