@@ -744,7 +744,7 @@ job_pid_start(long long pid)
 		return -1;
 	p += 2;
 	if (*p == 'Z' || *p == 'X')	/* a zombie has ended */
-		return -1;
+		return -2;
 	for (f = 3; f < 22 && *p != '\0'; p++)	/* starttime is field 22 */
 		f += *p == ' ';
 	while (*p >= '0' && *p <= '9')
@@ -759,8 +759,9 @@ job_pid_alive(long long pid, long long start)
 
 	if (pid <= 0 || (kill((pid_t)pid, 0) != 0 && errno != EPERM))
 		return 0;
+	/* Without /proc the pid alone has to do. */
 	s = job_pid_start(pid);
-	return s >= 0 && (start == 0 || s == start);
+	return s != -2 && (start <= 0 || s < 0 || s == start);
 }
 
 /* see jobs.h */

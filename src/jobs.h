@@ -120,7 +120,8 @@ int	board_reclaim(struct board *b, long long now);
 /* A decimal of digits only (no sign), or -1. */
 long long job_num(const char *s);
 
-/* 1 when process pid still runs and started at `start` (0: unknown). */
+/* 1 when process pid still runs and started at `start` (<= 0: unknown);
+ * job_pid_start: its start time from /proc, -1 unknown, -2 a zombie. */
 int	job_pid_alive(long long pid, long long start);
 long long job_pid_start(long long pid);
 
