@@ -127,6 +127,7 @@ static const struct key keys[] = {
 #if SKILLBOX_JOBS
 	{ "jobs", K_SECTION, 0, 0, 0, 0 },
 	{ "jobs.max_parallel", K_UINT, F(jobs.max_parallel), 0, 1, 64 },
+	{ "jobs.every", K_UINT, F(jobs.every_s), 0, 0, 86400 },
 	{ "jobs.retries", K_UINT, F(jobs.retries), 0, 0, 100 },
 	{ "jobs.backoff", K_UINT, F(jobs.backoff_s), 0, 0, 86400 },
 	{ "jobs.compact_at", K_SIZE, F(jobs.compact_at), 0, 4u << 10,
@@ -956,6 +957,7 @@ cfg_defaults(struct cfg *c)
 	c->serve.listen = "127.0.0.1:8080";
 	c->serve.max_conns = 64;
 	c->jobs.max_parallel = 1;
+	c->jobs.every_s = 60;
 	c->jobs.retries = 2;
 	c->jobs.backoff_s = 60;
 	c->jobs.compact_at = 64u << 10;

@@ -113,6 +113,8 @@
  *	                              # that fit, 4k..1G
  *	jobs:                         # the job board (JOBS builds)
  *	  max_parallel: 1             # run-due: jobs at once [--max]
+ *	  every: 60                   # seconds between serve's run-due; 0:
+ *	                              # none (cron or a timer runs it)
  *	  retries: 2                  # runs after a failed one [--tries]
  *	  backoff: 60                 # seconds before a retry, doubling
  *	  compact_at: 64k             # rewrite the journal above this size
@@ -208,6 +210,7 @@ struct cfg {
 	struct {
 		unsigned	 max_parallel, retries, backoff_s;
 		size_t		 compact_at;
+		unsigned	 every_s;	/* serve runs run-due; 0 never */
 	}		 jobs;
 	struct {
 		const char	*listen;

@@ -2272,6 +2272,51 @@ hash_token(const char *tok)
 	return EXIT_OK;
 }
 
+#if SKILLBOX_JOBS
+/* The job board's dispatcher: every jobs.every seconds, `skillbox jobs
+ * run-due` in a child of its own (due schedules become jobs, dead runs
+ * are reclaimed, ready jobs run, each in a worker it forks), one at a
+ * time, and none once the server is stopping. */
+static void
+jobs_tick(struct srv *s, pid_t *pid, long long *next)
+{
+	static char *av[] = { "jobs", "run-due", NULL };
+	unsigned i;
+	int wst;
+
+	if (*pid > 0 && waitpid(*pid, &wst, WNOHANG) == *pid) {
+		if (!WIFEXITED(wst) || WEXITSTATUS(wst) != 0)
+			log_warn("jobs run-due ended with %s %d", WIFEXITED(wst) ?
+			    "status" : "signal", WIFEXITED(wst) ?
+			    WEXITSTATUS(wst) : WTERMSIG(wst));
+		*pid = 0;
+	}
+	if (*pid > 0 || got_term || s->cfg->jobs.every_s == 0 ||
+	    time(NULL) < *next)
+		return;
+	*next = time(NULL) + s->cfg->jobs.every_s;
+	if ((*pid = fork()) < 0) {
+		log_warn("jobs run-due: fork: %s", strerror(errno));
+		*pid = 0;
+	}
+	if (*pid != 0)
+		return;
+	/* The child keeps nothing of the server's but its configuration. */
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	if (s->lfd >= 0)
+		close(s->lfd);
+	for (i = 0; i < s->nc; i++) {
+		if (s->c[i].st != C_FREE && s->c[i].fd >= 0)
+			close(s->c[i].fd);
+		if (s->c[i].st != C_FREE && s->c[i].src >= 0)
+			close(s->c[i].src);
+	}
+	_exit(cmd_jobs(2, av));
+}
+#endif
+
 int
 cmd_serve(int argc, char **argv)
 {
@@ -2292,6 +2337,10 @@ cmd_serve(int argc, char **argv)
 	int c, one = 1, r;
 #if SKILLBOX_PERSIST
 	long long psync;
+#endif
+#if SKILLBOX_JOBS
+	long long jnext;
+	pid_t jpid = 0;
 #endif
 
 	optind = 0;
@@ -2390,6 +2439,9 @@ cmd_serve(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	s.started = time(NULL);
+#if SKILLBOX_JOBS
+	jnext = s.started;
+#endif
 #if SKILLBOX_PERSIST
 	persist_run(s.cfg, &app.perm, 0);	/* the first start after a boot */
 	psync = s.started + s.cfg->persist.interval;
@@ -2436,6 +2488,9 @@ cmd_serve(int argc, char **argv)
 			if (busy == 0)
 				break;
 		}
+#if SKILLBOX_JOBS
+		jobs_tick(&s, &jpid, &jnext);
+#endif
 #if SKILLBOX_PERSIST
 		if (time(NULL) >= psync) {	/* only what changed */
 			persist_run(s.cfg, &app.perm, 1);
