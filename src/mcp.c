@@ -268,18 +268,14 @@ drain_err(struct conn *c)
 static void
 down(struct conn *c, const char *why)
 {
-	int wst;
-
 	if (c->owner == getpid())
-		wst = sbx_proc_end(&c->p, 200);
+		(void)sbx_proc_end(&c->p, 200);
 	else {		/* our parent's: leave it to the parent */
 		close(c->p.in);
 		close(c->p.out);
 		close(c->p.err);
-		c->p.pid = -1;
-		wst = 0;
+		c->p.in = c->p.out = c->p.err = c->p.pid = -1;
 	}
-	(void)wst;
 	c->up = 0;
 	sbuf_release(&c->in);
 	c->skipping = 0;
@@ -309,9 +305,11 @@ send_line(struct conn *c, const char *s, size_t n, long long deadline)
 			return -E_TIMEOUT;
 		pf[0].fd = c->p.in, pf[0].events = POLLOUT;
 		pf[1].fd = c->p.out, pf[1].events = POLLIN;
-		if (poll(pf, 2, (int)MIN(deadline - now, 1000)) < 0 &&
-		    errno != EINTR)
+		if (poll(pf, 2, (int)MIN(deadline - now, 1000)) < 0) {
+			if (errno == EINTR)
+				continue;
 			return -E_IO;
+		}
 		if (pf[0].revents & (POLLERR | POLLHUP))
 			return -E_IO;
 		if ((pf[1].revents & POLLIN) && c->in.len < MCP_LINE_MAX) {
@@ -372,8 +370,11 @@ read_line(struct conn *c, struct arena *a, char **out, size_t *len,
 		pf[0].fd = c->p.out, pf[0].events = POLLIN;
 		pf[1].fd = c->p.err, pf[1].events = POLLIN;
 		if (poll(pf, c->p.err >= 0 ? 2 : 1, (int)MIN(deadline - now,
-		    1000)) < 0 && errno != EINTR)
+		    1000)) < 0) {
+			if (errno == EINTR)
+				continue;
 			return -E_IO;
+		}
 		if (c->p.err >= 0 && pf[1].revents != 0)
 			drain_err(c);
 		if (pf[0].revents == 0)
