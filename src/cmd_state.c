@@ -25,6 +25,7 @@
 
 #include "cfg.h"
 #include "cmd.h"
+#include "json.h"
 #include "log.h"
 #include "persist.h"
 
@@ -55,8 +56,16 @@ status(const struct cfg *c, int json)
 	if ((e = persist_sync(c, &app.perm, 1, &now)) != 0)
 		return e;
 	if (json) {
-		printf("{\"dir\":\"%s\",\"interval\":%u,\"max\":%zu,\"last\":",
-		    c->persist.dir, c->persist.interval, c->persist.max);
+		struct json_writer w;
+		struct sbuf sb;
+
+		sbuf_init(&sb, &app.perm, 0);
+		json_writer_init(&w, &sb);
+		json_put_str(&w, c->persist.dir);	/* escaped */
+		if (json_writer_err(&w) != 0)
+			return -E_NOMEM;
+		printf("{\"dir\":%s,\"interval\":%u,\"max\":%zu,\"last\":",
+		    sb.p, c->persist.interval, c->persist.max);
 		print("written", &last, 1);
 		printf(",\"pending\":");
 		print("written", &now, 1);
