@@ -280,16 +280,13 @@ handle(struct agent *ag, const char *line, size_t len)
 		if (t < 0 || json_get(&d, 0, "result") >= 0 ||
 		    json_get(&d, 0, "error") >= 0)
 			return;		/* a reply, or nothing we can answer */
-		reply_error(d.js + d.t[t].start - (d.t[t].type == JSON_STR),
-		    (size_t)(d.t[t].end - d.t[t].start) + 2 * (d.t[t].type ==
-		    JSON_STR), -32600, "Invalid Request");
+		id = json_raw(&d, t, &idn);
+		reply_error(id, idn, -32600, "Invalid Request");
 		return;
 	}
 	if (t < 0)
 		return;		/* a notification */
-	id = d.js + d.t[t].start - (d.t[t].type == JSON_STR);
-	idn = (size_t)(d.t[t].end - d.t[t].start) + 2 * (d.t[t].type ==
-	    JSON_STR);
+	id = json_raw(&d, t, &idn);
 	p = json_get(&d, 0, "params");
 	reply_begin(&w, &sb, id, idn);
 	json_key(&w, "result");

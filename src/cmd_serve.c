@@ -1280,6 +1280,35 @@ w_oai_end(struct wctx *w, enum agent_status st, const char *final,
 	w_write(w, "data: [DONE]\n\n", 14);
 }
 
+/* In a forked child (a turn's worker, the jobs dispatcher): signals at
+ * their defaults, none of the server's sockets and pipes, and no TLS
+ * session keys or server key left in memory. */
+static void
+child_detach(struct srv *s)
+{
+	unsigned i;
+
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	if (s->lfd >= 0)
+		close(s->lfd);
+	for (i = 0; i < s->nc; i++) {
+		if (s->c[i].fd >= 0)
+			close(s->c[i].fd);
+		if (s->c[i].src >= 0)
+			close(s->c[i].src);
+#if SKILLBOX_SERVE_TLS
+		if (s->c[i].tls != NULL)
+			explicit_bzero(s->c[i].tls, tls_srv_size());
+#endif
+	}
+#if SKILLBOX_SERVE_TLS
+	if (s->cred != NULL)
+		tls_cred_wipe(s->cred);
+#endif
+}
+
 static void ATTR_NORETURN
 worker(struct srv *s, struct conn *c, int wfd)
 {
@@ -1295,25 +1324,7 @@ worker(struct srv *s, struct conn *c, int wfd)
 	unsigned i;
 	int e;
 
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGHUP, SIG_DFL);
-	if (s->lfd >= 0)
-		close(s->lfd);
-	for (i = 0; i < s->nc; i++) {
-		if (s->c[i].fd >= 0)
-			close(s->c[i].fd);
-		if (s->c[i].src >= 0)
-			close(s->c[i].src);
-#if SKILLBOX_SERVE_TLS
-		if (s->c[i].tls != NULL)	/* no session keys in the turn */
-			explicit_bzero(s->c[i].tls, tls_srv_size());
-#endif
-	}
-#if SKILLBOX_SERVE_TLS
-	if (s->cred != NULL)
-		tls_cred_wipe(s->cred);
-#endif
+	child_detach(s);
 	mem_set_limit(mem_used() + s->slice);
 	memset(&w, 0, sizeof(w));
 	w.fd = wfd;
@@ -2281,7 +2292,6 @@ static void
 jobs_tick(struct srv *s, pid_t *pid, long long *next)
 {
 	static char *av[] = { "jobs", "run-due", NULL };
-	unsigned i;
 	int wst;
 
 	if (*pid > 0 && waitpid(*pid, &wst, WNOHANG) == *pid) {
@@ -2301,18 +2311,7 @@ jobs_tick(struct srv *s, pid_t *pid, long long *next)
 	}
 	if (*pid != 0)
 		return;
-	/* The child keeps nothing of the server's but its configuration. */
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGHUP, SIG_DFL);
-	if (s->lfd >= 0)
-		close(s->lfd);
-	for (i = 0; i < s->nc; i++) {
-		if (s->c[i].st != C_FREE && s->c[i].fd >= 0)
-			close(s->c[i].fd);
-		if (s->c[i].st != C_FREE && s->c[i].src >= 0)
-			close(s->c[i].src);
-	}
+	child_detach(s);
 	_exit(cmd_jobs(2, av));
 }
 #endif

@@ -582,6 +582,19 @@ json_is_null(const struct json_doc *d, int i)
 	return t != NULL && prim_is(d, t, "null");
 }
 
+/* see json.h */
+const char *
+json_raw(const struct json_doc *d, int i, size_t *n)
+{
+	int q;
+
+	if (i < 0 || (unsigned)i >= d->n)
+		return NULL;
+	q = d->t[i].type == JSON_STR;	/* its quotes are outside it */
+	*n = (size_t)(d->t[i].end - d->t[i].start) + 2 * (size_t)q;
+	return d->js + d->t[i].start - q;
+}
+
 /* Writer. */
 
 static void

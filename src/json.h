@@ -99,6 +99,10 @@ int	json_str(const struct json_doc *d, struct arena *a, int i, char **out,
 int	json_int(const struct json_doc *d, int i, long long *out);
 /* true or false, as 1 or 0. Returns 0, -E_NOENT or -E_PARSE. */
 int	json_bool(const struct json_doc *d, int i, int *out);
+/* Token i's text as it stands in the input (a string with its quotes,
+ * still escaped), its length in *n; NULL when there is no token i. */
+const char *json_raw(const struct json_doc *d, int i, size_t *n);
+
 /* 1 when token i is null, else 0. */
 int	json_is_null(const struct json_doc *d, int i);
 

@@ -403,14 +403,14 @@ static void
 answer(struct conn *c, struct arena *a, const struct json_doc *d, int id,
     long long deadline)
 {
-	const char *line;
+	const char *line, *raw;
+	size_t n;
 
+	raw = json_raw(d, id, &n);
 	line = arena_printf(a, json_eq(d, json_get(d, 0, "method"), "ping") ?
 	    "{\"jsonrpc\":\"2.0\",\"id\":%.*s,\"result\":{}}\n" :
 	    "{\"jsonrpc\":\"2.0\",\"id\":%.*s,\"error\":{\"code\":-32601,"
-	    "\"message\":\"Method not found\"}}\n",
-	    d->t[id].end - d->t[id].start + (d->t[id].type == JSON_STR) * 2,
-	    d->js + d->t[id].start - (d->t[id].type == JSON_STR));
+	    "\"message\":\"Method not found\"}}\n", (int)n, raw);
 	if (line != NULL)
 		(void)send_line(c, line, strlen(line), deadline);
 }

@@ -465,6 +465,25 @@ t_scalars(void)
 	T(!json_is_null(&d, 6));
 }
 
+/* json_raw: a token as written, a string with its quotes. */
+static void
+t_raw(void)
+{
+	struct json_doc d;
+	const char *r;
+	size_t n = 0;
+
+	T_EQI(parse("{\"id\":\"a\\\"b\",\"n\":0,\"o\":{\"x\":[1]}}", &d), 0);
+	r = json_raw(&d, json_get(&d, 0, "id"), &n);
+	T(r != NULL && n == 6 && memcmp(r, "\"a\\\"b\"", 6) == 0);
+	r = json_raw(&d, json_get(&d, 0, "n"), &n);
+	T(r != NULL && n == 1 && r[0] == '0');
+	r = json_raw(&d, json_get(&d, 0, "o"), &n);
+	T(r != NULL && n == 9 && memcmp(r, "{\"x\":[1]}", 9) == 0);
+	T(json_raw(&d, -1, &n) == NULL);
+	T(json_raw(&d, (int)d.n, &n) == NULL);
+}
+
 static void
 t_write(void)
 {
@@ -761,6 +780,7 @@ static const struct unit_case cases[] = {
 	{ "str", t_str },
 	{ "surrogates", t_surrogates },
 	{ "scalars", t_scalars },
+	{ "raw", t_raw },
 	{ "write", t_write },
 	{ "write_escape", t_write_escape },
 	{ "write_misuse", t_write_misuse },
