@@ -39,6 +39,7 @@ MCP		?= 0
 EVAL		?= 0
 PERSIST		?= 0
 JOBS		?= 0
+CREW		?= 0
 else ifneq ($(PROFILE),full)
 $(error PROFILE=$(PROFILE): the profiles are full and router)
 endif
@@ -55,6 +56,8 @@ EVAL		?= 1
 PERSIST		?= 1
 # the job board: skillbox jobs, schedules, run-due
 JOBS		?= 1
+# crews: a .skilled_crew.yaml as the configuration
+CREW		?= 1
 
 ifeq ($(origin CC),default)
 CC		= $(MUSL_CC)
@@ -111,7 +114,7 @@ CMDS_OFF	:= $(if $(filter 0,$(MCP)),src/cmd_mcp.c) \
 		   $(if $(filter 0,$(JOBS)),src/cmd_jobs.c)
 CMDS		:= $(filter-out $(CMDS_OFF),$(wildcard src/cmd_*.c))
 # and their lines in the other applets' help ("[EVAL] ..." in tools/mkhelp.sh)
-SWITCHES_OFF	:= $(foreach s,SERVE_TLS ORCH HOOKS MCP EVAL PERSIST JOBS,$(if $(filter 0,$($(s))),$(s)))
+SWITCHES_OFF	:= $(foreach s,SERVE_TLS ORCH HOOKS MCP EVAL PERSIST JOBS CREW,$(if $(filter 0,$($(s))),$(s)))
 UNIT_SRCS	:= $(wildcard tests/unit/*.c)
 UNIT_OBJS	:= $(UNIT_SRCS:tests/unit/%.c=$(B)/unit/%.o)
 SETUP_OK	= build/.setup-ok
@@ -183,8 +186,8 @@ $(B)/obj/cmd_serve.o: $(B)/gen/web.h
 # that the objects using them are rebuilt then.
 $(B)/gen/switches.h: FORCE
 	@mkdir -p $(@D)
-	$(Q)printf '#define SKILLBOX_SERVE_TLS %d\n#define SKILLBOX_ORCH %d\n#define SKILLBOX_HOOKS %d\n#define SKILLBOX_MCP %d\n#define SKILLBOX_EVAL %d\n#define SKILLBOX_PERSIST %d\n#define SKILLBOX_JOBS %d\n' \
-	    $(SERVE_TLS) $(ORCH) $(HOOKS) $(MCP) $(EVAL) $(PERSIST) $(JOBS) >$@.tmp && \
+	$(Q)printf '#define SKILLBOX_SERVE_TLS %d\n#define SKILLBOX_ORCH %d\n#define SKILLBOX_HOOKS %d\n#define SKILLBOX_MCP %d\n#define SKILLBOX_EVAL %d\n#define SKILLBOX_PERSIST %d\n#define SKILLBOX_JOBS %d\n#define SKILLBOX_CREW %d\n' \
+	    $(SERVE_TLS) $(ORCH) $(HOOKS) $(MCP) $(EVAL) $(PERSIST) $(JOBS) $(CREW) >$@.tmp && \
 	    { cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@; }
 FORCE:
 

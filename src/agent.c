@@ -2711,6 +2711,11 @@ slash(struct agent *ag, const char *cmd, const char **final)
 		if (ag->cfg->commands_dir != NULL)
 			sbuf_printf(&sb, "; your commands in %s (/NAME ARGS)",
 			    ag->cfg->commands_dir);
+#if SKILLBOX_CREW
+		for (i = 0; i < ag->cfg->ncmds; i++)
+			sbuf_printf(&sb, "%s/%s", i ? ", " : "; the crew's: ",
+			    ag->cfg->cmds[i].name);
+#endif
 		sbuf_adds(&sb, ".\nAnything else goes to the agent.");
 	} else if (strcmp(cmd, "/skills") == 0) {
 		for (i = 0; i < ag->reg.n; i++)
@@ -2770,15 +2775,25 @@ expand_command(struct agent *ag, const char *input, char **out,
 	size_t n;
 
 	*agent = NULL;
-	if (ag->cfg->commands_dir == NULL || nlen == 0 || nlen > 64)
-		return -E_NOENT;
-	for (p = input + 1; p < input + 1 + nlen; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
-		    *p == '-' || *p == '_'))
+	path = NULL;
+#if SKILLBOX_CREW
+	for (n = 0; n < ag->cfg->ncmds; n++)	/* a crew's, by name */
+		if (strncmp(ag->cfg->cmds[n].name, input + 1, nlen) == 0 &&
+		    ag->cfg->cmds[n].name[nlen] == '\0')
+			path = (char *)ag->cfg->cmds[n].path;
+	if (path == NULL)
+#endif
+	{
+		if (ag->cfg->commands_dir == NULL || nlen == 0 || nlen > 64)
 			return -E_NOENT;
-	if ((path = arena_printf(&ag->turn, "%s/%.*s.command.md",
-	    ag->cfg->commands_dir, (int)nlen, input + 1)) == NULL)
-		return -E_NOMEM;
+		for (p = input + 1; p < input + 1 + nlen; p++)
+			if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' &&
+			    *p <= '9') || *p == '-' || *p == '_'))
+				return -E_NOENT;
+		if ((path = arena_printf(&ag->turn, "%s/%.*s.command.md",
+		    ag->cfg->commands_dir, (int)nlen, input + 1)) == NULL)
+			return -E_NOMEM;
+	}
 	if ((f = fopen(path, "r")) == NULL)
 		return -E_NOENT;
 	sbuf_init(&sb, &ag->turn, 64u << 10);

@@ -27,6 +27,9 @@
  *	workspace: DIR                # files the tools may write
  *	                              # [STATE_DIR/workspace]
  *	commands_dir: DIR             # user .command.md commands [none]
+ *	crew: PATH                    # CREW=1 builds: a .skilled_crew.yaml
+ *	                              # gives the skills, instructions,
+ *	                              # commands and MCP servers (below)
  *	instructions: TEXT            # entry agent's instructions, or
  *	agents_file: PATH             # an AGENTS.md with front-matter (name,
  *	                              # description, model, skill_mode); one
@@ -123,6 +126,22 @@
  * CA file, a skills folder or the commands folder, nor lie inside a
  * skills or commands folder: the model writes there.
  *
+ * A .skilled_crew.yaml (version "1.x") names agents, each with an
+ * instructionsPath (an AGENTS.md), skills ({name, folderPath}) and
+ * mcp_servers ({filePath} of a JSON file: name, type stdio, command,
+ * args, env {VAR: value}, cwd); entryPointAgent (else the first agent)
+ * is the entry agent, with its instructions. Every agent's skills are
+ * loaded (at most 16 folders), another agent's MCP servers go to its
+ * skills' agents; commands ({name, filePath}) are .command.md files.
+ * Not run: other agents' instructions, codeWorkerPath (an error on the
+ * entry agent), script_runtime container (scripts run in the sandbox).
+ * Given as the configuration itself (-c X.skilled_crew.yaml), the model
+ * is $SKILLET_MODEL_RUNNER, else the AGENTS.md front-matter's, else
+ * openai/gpt-4.1-nano: "openai/M" is provider openai, model M, at
+ * $OPENAI_BASE_URL if set; "lmstudio/M" the same at $LMSTUDIO_BASE_URL
+ *  [http://localhost:1234/v1]. Under crew: in a skillbox.yaml, that
+ * file's provider and model rule.
+ *
  * The environment wins over the file: $SKILLBOX_PROVIDER, $SKILLBOX_MODEL
  * and $SKILLBOX_BASE_URL (checked as the keys are), and a model named in
  * the agents_file front-matter wins over `model:` in the file.
@@ -141,7 +160,7 @@ struct mcp_server;
 #define CFG_MAX_DIRS	16
 #define CFG_MAX_LIST	16
 #define CFG_MAX_PRICES	16
-#define CFG_MAX_KEYS	88	/* keys with a source (cfg_source) */
+#define CFG_MAX_KEYS	90	/* keys with a source (cfg_source) */
 #define CFG_FILE_MAX	(256u << 10)	/* skillbox.yaml */
 #define CFG_AGENTS_MAX	(64u << 10)	/* agents_file */
 
@@ -229,6 +248,11 @@ struct cfg {
 		size_t		 max;
 	}		 persist;
 	const char	*src[CFG_MAX_KEYS];	/* see cfg_source */
+	struct {
+		const char	*name, *path;
+	}		 cmds[CFG_MAX_LIST];	/* a crew's .command.md files */
+	unsigned	 ncmds;
+	const char	*crew;		/* CREW: the .skilled_crew.yaml */
 };
 
 /* The defaults, with no file and no environment: the skills folders

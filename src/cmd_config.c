@@ -215,6 +215,9 @@ put_settings(struct out *o)
 	put_str(o, "state_dir", c->state_dir, "");
 	put_str(o, "workspace", c->workspace, "");
 	put_str(o, "commands_dir", c->commands_dir, "none");
+#if SKILLBOX_CREW
+	put_str(o, "crew", c->crew, "none");
+#endif
 	put_str(o, "agents_file", c->agents_file, "none");
 	begin(o, "instructions");
 	if (o->json && c->instructions != NULL)

@@ -38,6 +38,8 @@ cmd_version(int argc, char **argv)
 		printf("jobs: board, schedules, run-due\n");
 	if (SKILLBOX_MCP)
 		printf("mcp: stdio servers, in the sandbox\n");
+	if (SKILLBOX_CREW)
+		printf("crew: .skilled_crew.yaml\n");
 	if (SKILLBOX_PERSIST)
 		printf("persist: sessions to flash (skillbox state)\n");
 	return EXIT_OK;

@@ -200,7 +200,7 @@ one(struct arena *a, const struct fm_node *m, const char *dir,
 		return -E_NOMEM;
 	for (v = s->env; v != NULL && *v != NULL; v++)
 		if (strspn(*v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrst"
-		    "uvwxyz0123456789_") != strlen(*v))
+		    "uvwxyz0123456789_") != strcspn(*v, "=") || **v == '=')
 			return perr(err, errlen, "'mcp_servers.%s.env': '%s' "
 			    "is not a variable name", m->key, *v);
 	return 0;

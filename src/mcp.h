@@ -16,7 +16,8 @@
  *	    root: DIR                 # it reads (its code) [the config's
  *	                              # folder]; also its working folder
  *	    workspace: DIR            # it may write [none]
- *	    env: [VAR, ...]           # passed from our environment
+ *	    env: [VAR, VAR=VALUE ...] # VAR passed from our environment;
+ *	                              # VAR=VALUE set
  *	    timeout: 30               # seconds a request may take
  *
  * A skill's front-matter may declare servers too, for its own agent only:

@@ -46,6 +46,7 @@
 #include "sandbox_int.h"
 #include "sha256.h"
 #include "str.h"
+#include "switches.h"
 
 /* The uid drop happens in the single-threaded child: raw calls do, where
  * musl's would add their every-thread machinery (about 2 KB). On 32-bit
@@ -674,10 +675,23 @@ build_env(struct arena *a, const struct child *c, const char *ws,
 	    (env[n++] = arena_printf(a, "SKILL_INPUT=%.*s", (int)input_len,
 	    input)) == NULL)
 		e = -E_NOMEM;
-	for (i = 0; i < p->nsecrets && i < SBX_MAX_SECRETS; i++)
+	for (i = 0; i < p->nsecrets && i < SBX_MAX_SECRETS; i++) {
+#if SKILLBOX_MCP
+		/* NAME=VALUE (an MCP server's env): set as it is. */
+		if ((v = strchr(p->secrets[i], '=')) != NULL) {
+			char k[64];
+
+			snprintf(k, sizeof(k), "%.*s", (int)(v -
+			    p->secrets[i]), p->secrets[i]);
+			if (secret_ok(k))
+				env[n++] = (char *)p->secrets[i];
+			continue;
+		}
+#endif
 		if (secret_ok(p->secrets[i]) &&
 		    (v = getenv(p->secrets[i])) != NULL)
 			e |= env_add(a, env, &n, p->secrets[i], v);
+	}
 	for (i = 0; i < extra; i++)
 		env[n++] = environ[i];
 	env[n] = NULL;

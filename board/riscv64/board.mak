@@ -13,3 +13,5 @@ EVAL		= 0
 # RISC-V boards boot from SD cards and eMMC with a writable root, where
 # state_dir can simply be on disk (make PERSIST=1 builds it in).
 PERSIST		= 0
+# Nor crews (.skilled_crew.yaml): make CREW=1
+CREW		= 0

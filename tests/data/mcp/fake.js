@@ -57,7 +57,7 @@ function handle(m) {
 			return reply(m.id, { content: [{ type: 'text', text: 'fake echo: ' + a.text }] });
 		if (m.params.name === 'read') {
 			try {
-				return reply(m.id, { content: [{ type: 'text', text: fs.readFileSync(a.path, 'utf8') }] });
+				return reply(m.id, { content: [{ type: 'text', text: fs.readFileSync(a.path, 'utf8').replace(/\0/g, '\n') }] });
 			} catch (e) {
 				return reply(m.id, { content: [{ type: 'text', text: e.code }], isError: true });
 			}
