@@ -575,6 +575,15 @@ frame_setup(struct agent *ag, struct frame *f)
 		    "folder. When done, call hand_back with the result.\n\n"
 		    "<skill name=\"%s\">\n%s\n</skill>\n", f->skill->name,
 		    f->skill->name, body);
+#if SKILLBOX_CREW
+		for (i = 0; i < ag->cfg->nroles; i++)
+			if (strcmp(ag->cfg->roles[i].skill, f->skill->name) == 0)
+				sbuf_printf(&sb, "\nYou work for the crew's agent "
+				    "'%s'. Its instructions:\n<agent name=\"%s\">"
+				    "\n%s\n</agent>\n", ag->cfg->roles[i].agent,
+				    ag->cfg->roles[i].agent,
+				    ag->cfg->roles[i].text);
+#endif
 		add_tool(f, f->a, cap, T_RUN_SKILL_SCRIPT);
 		add_tool(f, f->a, cap, T_RUN_COMMAND_LINE);
 		add_tool(f, f->a, cap, T_READ_SKILL_FILE);

@@ -792,12 +792,14 @@ set_src(struct cfg *c, const char *key, const char *src)
 		c->src[i] = src;
 }
 
-/* An AGENTS.md: optional front-matter (name, description, model,
- * skill_mode), then the instructions. Messages name the agents file. */
+/* An AGENTS.md at path (named on line of the file): optional front-matter
+ * (name, description, model, skill_mode), then the instructions, into
+ * *out. Messages name the agents file. Another crew agent's front-matter
+ * is not read (out not the entry agent's). */
 static int
-load_agents(struct ld *l)
+load_agents(struct ld *l, const char *path, unsigned line, const char **out)
 {
-	const char *path = l->c->agents_file, *cfile = l->file;
+	const char *cfile = l->file;
 	struct fm_node *root, *nd;
 	struct fm_error fe;
 	struct str yaml, body;
@@ -807,7 +809,7 @@ load_agents(struct ld *l)
 	int e;
 
 	if ((e = read_file(l, path, CFG_AGENTS_MAX, &text, &n)) != 0)
-		return e == -E_NOMEM ? e : bad(l, e, l->agents_line,
+		return e == -E_NOMEM ? e : bad(l, e, line,
 		    "agents_file '%s': %s", path,
 		    read_why(e, CFG_AGENTS_MAX, why, sizeof(why)));
 	l->file = path;
@@ -815,7 +817,7 @@ load_agents(struct ld *l)
 	if ((e = fm_split(text, n, &yaml, &yl, &body, &bl)) == -E_PARSE)
 		return bad(l, -E_PARSE, yl, "front-matter opened on line %u is "
 		    "not closed with ---", yl - 1);
-	if (e == 0) {
+	if (e == 0 && out == &l->c->instructions) {
 		if ((e = fm_parse(&l->tmp, yaml.p, yaml.n, yl, &root,
 		    &fe)) != 0)
 			return e == -E_NOMEM ? e : bad(l, -E_PARSE, fe.line,
@@ -850,9 +852,9 @@ load_agents(struct ld *l)
 		}
 	}
 	body = str_trim(body);
-	if ((l->c->instructions = str_dup(l->a, body)) == NULL)
+	if ((*out = str_dup(l->a, body)) == NULL)
 		return -E_NOMEM;
-	set_src(l->c, "instructions", path);
+	set_src(l->c, "instructions", l->c->agents_file);
 	l->file = cfile;
 	return 0;
 }
@@ -1103,7 +1105,8 @@ crew_agent(struct ld *l, const struct fm_node *ag, int entry,
 {
 	static const char *const skf[] = { "name", "folderPath" };
 	struct cfg *c = l->c;
-	const struct fm_node *f;
+	const struct fm_node *f, *sk, *x;
+	const char *path, *text;
 	const char *it[2 * CFG_MAX_DIRS];
 	int k, i, e;
 
@@ -1141,14 +1144,29 @@ crew_agent(struct ld *l, const struct fm_node *ag, int entry,
 			return bad(l, -E_INVAL, f->line, "unknown key '%.40s' "
 			    "in agent '%.40s'", f->key, ag->key);
 	}
+	/* Another agent's instructions: for its skills' agents. */
+	if (!entry && (f = fm_get(ag, "instructionsPath")) != NULL &&
+	    !fm_is_null(f) && (sk = fm_get(ag, "skills")) != NULL &&
+	    sk->kind == FM_SEQ) {
+		if ((path = resolve(l, f->s)) == NULL || (e = load_agents(l,
+		    path, f->line, &text)) != 0)
+			return path == NULL ? -E_NOMEM : e;
+		for (x = sk->kids; x != NULL; x = x->next, c->nroles++) {
+			c->roles[c->nroles].skill = arena_strdup(l->a,
+			    fm_get(x, "name")->s);
+			c->roles[c->nroles].agent = arena_strdup(l->a, ag->key);
+			c->roles[c->nroles].text = text;
+		}
+	}
 	if ((f = fm_get(ag, "mcp_servers")) == NULL || fm_is_null(f))
 		return 0;
 #if SKILLBOX_MCP
 	{
 		/* Another agent's servers: its skills' agents get them. */
 		static const char *const mcf[] = { "filePath" };
-		const struct fm_node *sk = fm_get(ag, "skills");
-		struct fm_node *who = NULL, *x, seq;
+		struct fm_node *who = NULL, seq;
+
+		sk = fm_get(ag, "skills");
 
 		if (!entry && sk != NULL && sk->kind == FM_SEQ &&
 		    sk->nkids > 0) {
@@ -1272,7 +1290,8 @@ crew_load(struct ld *l, const char *path, int alone)
 	set_src(c, "skills", path);
 	set_src(c, "crew", l->c->file);
 	set_src(c, "agents_file", path);
-	if (l->agents_line != 0 && (e = load_agents(l)) != 0)
+	if (l->agents_line != 0 && (e = load_agents(l, c->agents_file,
+	    l->agents_line, &c->instructions)) != 0)
 		return e;
 	if (alone && (e = crew_model(l, path)) != 0)
 		return e;
@@ -1509,7 +1528,8 @@ load_file(struct ld *l, const char *path)
 		return crew_load(l, l->c->crew, 0);
 	}
 #endif
-	return l->agents_line != 0 ? load_agents(l) : 0;
+	return l->agents_line != 0 ? load_agents(l, l->c->agents_file,
+	    l->agents_line, &l->c->instructions) : 0;
 }
 
 /* A path made real where it exists (symlinks, ".."), in l->tmp. */

@@ -253,6 +253,10 @@ struct cfg {
 	}		 cmds[CFG_MAX_LIST];	/* a crew's .command.md files */
 	unsigned	 ncmds;
 	const char	*crew;		/* CREW: the .skilled_crew.yaml */
+	struct {
+		const char	*skill, *agent, *text;
+	}		 roles[CFG_MAX_DIRS];	/* other crew agents' */
+	unsigned	 nroles;		/* instructions, by skill */
 };
 
 /* The defaults, with no file and no environment: the skills folders
