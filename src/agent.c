@@ -2784,8 +2784,8 @@ expand_command(struct agent *ag, const char *input, char **out,
 	size_t n;
 
 	*agent = NULL;
-	path = NULL;
 #if SKILLBOX_CREW
+	path = NULL;
 	for (n = 0; n < ag->cfg->ncmds; n++)	/* a crew's, by name */
 		if (strncmp(ag->cfg->cmds[n].name, input + 1, nlen) == 0 &&
 		    ag->cfg->cmds[n].name[nlen] == '\0')

@@ -166,6 +166,7 @@ struct ld {
 	unsigned	 instr_line, agents_line, provider_line;
 	const char	*crew_model;	/* a crew's AGENTS.md model */
 	int		 crew;		/* loading a crew's files */
+	int		 other;		/* another crew agent's AGENTS.md */
 };
 
 static int
@@ -792,14 +793,13 @@ set_src(struct cfg *c, const char *key, const char *src)
 		c->src[i] = src;
 }
 
-/* An AGENTS.md at path (named on line of the file): optional front-matter
- * (name, description, model, skill_mode), then the instructions, into
- * *out. Messages name the agents file. Another crew agent's front-matter
- * is not read (out not the entry agent's). */
+/* An AGENTS.md: optional front-matter (name, description, model,
+ * skill_mode), then the instructions. Messages name the agents file.
+ * Another crew agent's front-matter is not read (l->other). */
 static int
-load_agents(struct ld *l, const char *path, unsigned line, const char **out)
+load_agents(struct ld *l)
 {
-	const char *cfile = l->file;
+	const char *path = l->c->agents_file, *cfile = l->file;
 	struct fm_node *root, *nd;
 	struct fm_error fe;
 	struct str yaml, body;
@@ -809,7 +809,7 @@ load_agents(struct ld *l, const char *path, unsigned line, const char **out)
 	int e;
 
 	if ((e = read_file(l, path, CFG_AGENTS_MAX, &text, &n)) != 0)
-		return e == -E_NOMEM ? e : bad(l, e, line,
+		return e == -E_NOMEM ? e : bad(l, e, l->agents_line,
 		    "agents_file '%s': %s", path,
 		    read_why(e, CFG_AGENTS_MAX, why, sizeof(why)));
 	l->file = path;
@@ -817,7 +817,7 @@ load_agents(struct ld *l, const char *path, unsigned line, const char **out)
 	if ((e = fm_split(text, n, &yaml, &yl, &body, &bl)) == -E_PARSE)
 		return bad(l, -E_PARSE, yl, "front-matter opened on line %u is "
 		    "not closed with ---", yl - 1);
-	if (e == 0 && out == &l->c->instructions) {
+	if (e == 0 && !(SKILLBOX_CREW && l->other)) {
 		if ((e = fm_parse(&l->tmp, yaml.p, yaml.n, yl, &root,
 		    &fe)) != 0)
 			return e == -E_NOMEM ? e : bad(l, -E_PARSE, fe.line,
@@ -852,9 +852,9 @@ load_agents(struct ld *l, const char *path, unsigned line, const char **out)
 		}
 	}
 	body = str_trim(body);
-	if ((*out = str_dup(l->a, body)) == NULL)
+	if ((l->c->instructions = str_dup(l->a, body)) == NULL)
 		return -E_NOMEM;
-	set_src(l->c, "instructions", l->c->agents_file);
+	set_src(l->c, "instructions", path);
 	l->file = cfile;
 	return 0;
 }
@@ -1097,6 +1097,31 @@ crew_model(struct ld *l, const char *path)
 	return 0;
 }
 
+/* Another agent's instructions file (f: its instructionsPath) into
+ * *text, read as the entry agent's is; what that left is kept. */
+static int
+crew_other(struct ld *l, const struct fm_node *f, const char **text)
+{
+	struct cfg *c = l->c;
+	const char *file = c->agents_file, *ins = c->instructions;
+	const char *src = c->src[find_key("instructions")];
+	unsigned line = l->agents_line;
+	int e;
+
+	if ((c->agents_file = resolve(l, f->s)) == NULL)
+		return -E_NOMEM;
+	l->agents_line = f->line;
+	l->other = 1;
+	e = load_agents(l);
+	*text = c->instructions;
+	l->other = 0;
+	l->agents_line = line;
+	c->agents_file = file;
+	c->instructions = ins;
+	c->src[find_key("instructions")] = src;
+	return e;
+}
+
 /* One agent of the crew: its skills (into c->skills), the entry agent's
  * instructions, and (MCP builds) its servers into v[*nv]. */
 static int
@@ -1106,7 +1131,7 @@ crew_agent(struct ld *l, const struct fm_node *ag, int entry,
 	static const char *const skf[] = { "name", "folderPath" };
 	struct cfg *c = l->c;
 	const struct fm_node *f, *sk, *x;
-	const char *path, *text;
+	const char *text;
 	const char *it[2 * CFG_MAX_DIRS];
 	int k, i, e;
 
@@ -1148,9 +1173,8 @@ crew_agent(struct ld *l, const struct fm_node *ag, int entry,
 	if (!entry && (f = fm_get(ag, "instructionsPath")) != NULL &&
 	    !fm_is_null(f) && (sk = fm_get(ag, "skills")) != NULL &&
 	    sk->kind == FM_SEQ) {
-		if ((path = resolve(l, f->s)) == NULL || (e = load_agents(l,
-		    path, f->line, &text)) != 0)
-			return path == NULL ? -E_NOMEM : e;
+		if ((e = crew_other(l, f, &text)) != 0)
+			return e;
 		for (x = sk->kids; x != NULL; x = x->next, c->nroles++) {
 			c->roles[c->nroles].skill = arena_strdup(l->a,
 			    fm_get(x, "name")->s);
@@ -1199,10 +1223,10 @@ crew_load(struct ld *l, const char *path, int alone)
 	static const char *const cmf[] = { "name", "filePath" };
 	struct cfg *c = l->c;
 	struct fm_node *root, *nd, *agents = NULL, *ag;
-	struct fm_error fe;
 	const char *file = l->file, *dir = l->dir, *entry = NULL;
 	const char *it[2 * CFG_MAX_LIST];
 	struct mcp_server v[MCP_MAX_SERVERS];
+	struct fm_error fe;
 	unsigned nv = 0, i;
 	char *text, why[32];
 	size_t n;
@@ -1210,6 +1234,7 @@ crew_load(struct ld *l, const char *path, int alone)
 
 	l->file = path;
 	l->crew = 1;
+	/* As load_file reads its file: shared, it cost the router 32 bytes. */
 	if ((l->dir = file_dir(l, path)) == NULL)
 		return -E_NOMEM;
 	if ((e = read_file(l, path, CFG_FILE_MAX, &text, &n)) != 0)
@@ -1290,8 +1315,7 @@ crew_load(struct ld *l, const char *path, int alone)
 	set_src(c, "skills", path);
 	set_src(c, "crew", l->c->file);
 	set_src(c, "agents_file", path);
-	if (l->agents_line != 0 && (e = load_agents(l, c->agents_file,
-	    l->agents_line, &c->instructions)) != 0)
+	if (l->agents_line != 0 && (e = load_agents(l)) != 0)
 		return e;
 	if (alone && (e = crew_model(l, path)) != 0)
 		return e;
@@ -1528,8 +1552,7 @@ load_file(struct ld *l, const char *path)
 		return crew_load(l, l->c->crew, 0);
 	}
 #endif
-	return l->agents_line != 0 ? load_agents(l, l->c->agents_file,
-	    l->agents_line, &l->c->instructions) : 0;
+	return l->agents_line != 0 ? load_agents(l) : 0;
 }
 
 /* A path made real where it exists (symlinks, ".."), in l->tmp. */
