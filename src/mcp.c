@@ -29,6 +29,7 @@
 #define MCP_STARTS	3u		/* starts of one server per agent */
 #define MCP_TOKENS	(1u << 16)	/* JSON tokens of one message */
 #define MCP_PAGES	16		/* tools/list pages */
+#define MCP_RELISTS	8u		/* tools/list again on list_changed */
 #define MCP_AS_MB	(sizeof(long) > 4 ? 8192 : 3072)	/* RLIMIT_AS */
 #define TOOL_PREFIX	"mcp__"
 
@@ -47,6 +48,8 @@ struct conn {
 	const char	**names;	/* the server's names for them */
 	unsigned	 ntools;
 	int		 listed;
+	int		 changed;	/* it said tools/list_changed */
+	unsigned	 relists;
 	const char	*conf;		/* confinement, in perm */
 	char		 why[200];
 };
@@ -415,6 +418,37 @@ answer(struct conn *c, struct arena *a, const struct json_doc *d, int id,
 		(void)send_line(c, line, strlen(line), deadline);
 }
 
+/* A message of the server's own: a request is answered; the tool list
+ * changing is noted, to be read again before the agent's next tools. */
+static void
+heard(struct conn *c, struct arena *a, const struct json_doc *d, int id,
+    long long deadline)
+{
+	if (id >= 0)
+		answer(c, a, d, id, deadline);
+	else if (json_eq(d, json_get(d, 0, "method"),
+	    "notifications/tools/list_changed"))
+		c->changed = 1;
+}
+
+/* What the server said while nobody asked: read without waiting. */
+static void
+drain(struct conn *c, struct arena *a)
+{
+	struct arena_mark m = arena_mark(a);
+	struct json_doc d;
+	char *line;
+	size_t n;
+
+	while (read_line(c, a, &line, &n, net_now_ms() + 1) == 0) {
+		if (json_parse(a, line, n, MCP_TOKENS, &d) == 0 &&
+		    d.t[0].type == JSON_OBJ && json_get(&d, 0, "method") >= 0)
+			heard(c, a, &d, json_get(&d, 0, "id"),
+			    net_now_ms() + c->s->timeout_ms);
+		arena_reset_to(a, m);
+	}
+}
+
 /* One request and its result: *d the reply, *res its "result" token.
  * A JSON-RPC error is -E_PROTO with the words in c->why; the others as
  * read_line's, the connection then taken down. */
@@ -455,8 +489,7 @@ rpc(struct conn *c, struct arena *a, const char *method, const char *params,
 		}
 		id = json_get(d, 0, "id");
 		if (json_get(d, 0, "method") >= 0) {
-			if (id >= 0)
-				answer(c, a, d, id, deadline);
+			heard(c, a, d, id, deadline);
 			arena_reset_to(a, m);
 			continue;	/* a notification or a request */
 		}
@@ -741,6 +774,20 @@ ext_tools(void *ctx, struct arena *a, const char *agent, struct llm_tool *t,
 
 		if (!allowed(c, agent))
 			continue;
+		if (c->listed && c->up == 1 && c->owner == getpid())
+			drain(c, a);
+		if (c->changed && c->up == 1 && c->relists < MCP_RELISTS) {
+			c->changed = 0;
+			c->relists++;
+			c->ntools = 0;
+			if ((e = list_tools(m, c, a)) != 0) {
+				arena_reset_to(a, mk);
+				if (e == -E_NOMEM)
+					return e;
+				log_warn("mcp server %s: listing its changed "
+				    "tools: %s", c->s->name, c->why);
+			}
+		}
 		if (!c->listed && (e = start(m, c, a)) != 0) {
 			arena_reset_to(a, mk);
 			if (e == -E_NOMEM)

@@ -2,8 +2,9 @@
  * each a process on stdio started in the sandbox under a policy of its
  * own, offered to the agents the configuration names as
  * mcp__SERVER__TOOL. JSON-RPC 2.0, one message a line; protocol versions
- * 2024-11-05 to 2025-11-25 (only initialize, tools/list, tools/call and
- * ping are used, alike in all of them).
+ * 2024-11-05 to 2025-11-25 (only initialize, tools/list, tools/call,
+ * ping and notifications/tools/list_changed are used, alike in all of
+ * them).
  *
  *	mcp_servers:
  *	  NAME:                       # [A-Za-z0-9-] (tool names: mcp__NAME__T)

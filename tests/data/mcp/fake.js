@@ -9,6 +9,8 @@
 //            after each start, until STATEDIR/died exists
 //   badver   answers initialize with protocol 1999-01-01
 //   paged    tools/list in two pages (nextCursor)
+//   changing after its reply to the first tools/call, a third tool
+//            ("later") and notifications/tools/list_changed
 // Every line it gets is appended to STATEDIR/got when STATEDIR is given.
 'use strict';
 const fs = require('fs');
@@ -53,6 +55,12 @@ function handle(m) {
 		if (mode === 'huge' && calls === 1)
 			process.stdout.write('{"jsonrpc":"2.0","method":"x","params":"' + 'a'.repeat(1 << 20) + '"}\n');
 		const a = m.params.arguments || {};
+		if (mode === 'changing' && calls === 1) {
+			// after the reply: it waits in the pipe for the client
+			tools.push({ name: 'later', description: 'Came later.', inputSchema: { type: 'object' } });
+			reply(m.id, { content: [{ type: 'text', text: 'fake echo: ' + a.text }] });
+			return out({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+		}
 		if (m.params.name === 'echo')
 			return reply(m.id, { content: [{ type: 'text', text: 'fake echo: ' + a.text }] });
 		if (m.params.name === 'read') {
