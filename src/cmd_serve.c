@@ -1628,7 +1628,8 @@ jb_parse(struct conn *c, const struct json_doc *d, struct job *j)
 	size_t n;
 	int t, p, i;
 
-	if (jb_str(c, d, "title", &j->title) != 0 || *j->title == '\0')
+	if (jb_str(c, d, "title", &j->title) != 0 || j->title == NULL ||
+	    *j->title == '\0')
 		return "'title' must be a non-empty string";
 	j->input = j->title;
 	if (jb_str(c, d, "input", &j->input) != 0)
