@@ -21,6 +21,17 @@
  *                               the question the session's turn waits
  *                               on (ask_user), or {"approve": BOOL,
  *                               "reason": "..."}; then as /api/v1/run
+ * [JOBS]   GET  /api/v1/jobs           the job board; ?status=NAME
+ * [JOBS]   POST /api/v1/jobs           {"title", "input", "to", "parents",
+ * [JOBS]                               "schema", "budget", "timeout",
+ * [JOBS]                               "tries", "backoff"}: as jobs add
+ * [JOBS]   GET  /api/v1/jobs/ID        a job with its events
+ * [JOBS]   POST /api/v1/jobs/ID/block|unblock|comment|cancel  {"text":..}
+ * [JOBS]   GET  /api/v1/jobs/events    the journal's new lines as SSE (id:
+ * [JOBS]                               the offset after; Last-Event-ID or
+ * [JOBS]                               ?from=OFFSET; event: reset after a
+ * [JOBS]                               compaction); not for a token
+ * [JOBS]                               limited to skills (403)
  *   GET  /v1/models             OpenAI-compatible
  *   POST /v1/chat/completions   OpenAI-compatible, streamed or not; the
  *                               `user` field names the session; when it
