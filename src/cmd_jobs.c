@@ -209,9 +209,6 @@ add(const struct jopt *o, int argc, char **argv)
 
 	if (argc < 1 || argc > 2)
 		return cmd_usage("jobs", "add: TITLE [INPUT]");
-	if (o->schema != NULL && job_schema_check(&app.perm, "{}", o->schema,
-	    NULL, 0) != 0)
-		return cmd_usage("jobs", "--schema: not JSON");
 	memset(&j, 0, sizeof(j));
 	j.title = argv[0];
 	j.input = argc > 1 ? argv[1] : argv[0];
@@ -220,12 +217,14 @@ add(const struct jopt *o, int argc, char **argv)
 	j.budget = o->budget;
 	memcpy(j.parents, o->parents, sizeof(j.parents));
 	j.nparents = o->nparents;
-	j.max_tries = o->tries > 0 ? (unsigned)o->tries :
-	    jcfg.jobs.retries + 1;
-	j.backoff = o->backoff >= 0 ? o->backoff : jcfg.jobs.backoff_s;
+	j.max_tries = o->tries > 0 ? (unsigned)o->tries : 0;
+	j.backoff = o->backoff;
 	j.timeout = o->timeout;
 	j.made = now();
-	if ((e = board_put(&board, &j)) != 0)
+	if ((e = board_add(&board, &j, jcfg.jobs.retries + 1,
+	    jcfg.jobs.backoff_s)) == -E_PARSE)
+		return cmd_usage("jobs", "--schema: not JSON");
+	if (e != 0)
 		return fail(e == -E_INVAL ? "add: --after names no job" :
 		    "add", e);
 	if (o->json)
@@ -239,34 +238,14 @@ add(const struct jopt *o, int argc, char **argv)
 static int
 change(const char *sub, unsigned id, const char *text)
 {
-	struct job *j = board_job(&board, id), n;
-	int e, c = sub[1] == 'o';	/* comment */
+	int e = board_change(&board, id, sub, text, now());
 
-	if (j == NULL)
-		return fail(sub, -E_NOENT);
-	if ((sub[0] == 'b' && (j->st == JOB_DONE || j->st == JOB_ARCHIVED)) ||
-	    (sub[0] == 'u' && j->st != JOB_BLOCKED && j->st != JOB_FAILED) ||
-	    (sub[0] == 'c' && !c && j->st == JOB_ARCHIVED)) {
+	if (e == -E_DENIED) {
 		log_err("jobs: %s: job %u is %s", sub, id,
-		    job_status_name(j->st));
+		    job_status_name(board_job(&board, id)->st));
 		return EXIT_FAIL;
 	}
-	if ((e = board_event(&board, id, sub, text, now())) != 0)
-		return fail(sub, e);
-	if (c)
-		return EXIT_OK;
-	n = *board_job(&board, id);
-	if (sub[0] == 'b') {
-		n.st = JOB_BLOCKED, n.why = text ? text : "blocked by hand";
-	} else if (sub[0] == 'u') {
-		n.st = JOB_TODO, n.why = NULL, n.next = 0;
-		if (n.tries >= n.max_tries)
-			n.max_tries = n.tries + 1;
-	} else
-		n.st = JOB_ARCHIVED;
-	if ((e = board_put(&board, &n)) != 0)
-		return fail(sub, e);
-	return EXIT_OK;
+	return e != 0 ? fail(sub, e) : EXIT_OK;
 }
 
 static int

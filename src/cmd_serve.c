@@ -21,6 +21,17 @@
  *                               the question the session's turn waits
  *                               on (ask_user), or {"approve": BOOL,
  *                               "reason": "..."}; then as /api/v1/run
+ * [JOBS]   GET  /api/v1/jobs           the job board; ?status=NAME
+ * [JOBS]   POST /api/v1/jobs           {"title", "input", "to", "parents",
+ * [JOBS]                               "schema", "budget", "timeout",
+ * [JOBS]                               "tries", "backoff"}: as jobs add
+ * [JOBS]   GET  /api/v1/jobs/ID        a job with its events
+ * [JOBS]   POST /api/v1/jobs/ID/block|unblock|comment|cancel  {"text":..}
+ * [JOBS]   GET  /api/v1/jobs/events    the journal's new lines as SSE (id:
+ * [JOBS]                               the offset after; Last-Event-ID or
+ * [JOBS]                               ?from=OFFSET; event: reset after a
+ * [JOBS]                               compaction); not for a token
+ * [JOBS]                               limited to skills (403)
  *   GET  /v1/models             OpenAI-compatible
  *   POST /v1/chat/completions   OpenAI-compatible, streamed or not; the
  *                               `user` field names the session; when it
@@ -52,6 +63,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -73,6 +85,9 @@
 #include "str.h"
 #include "tls.h"
 #include "web.h"
+#if SKILLBOX_JOBS
+#include "jobs.h"
+#endif
 
 #define OUT_HIGH	(64u << 10)	/* stop reading a source above this */
 #define RELAY_BUF	(16u << 10)
@@ -80,7 +95,8 @@
 #define TAG_LEN		8		/* hex digits of a token's session tag */
 #define RETRY_AFTER	"5"
 
-enum kind { K_PLAIN, K_FILE, K_RUN_SSE, K_RUN_JSON, K_OAI_SSE, K_OAI_JSON };
+enum kind { K_PLAIN, K_FILE, K_RUN_SSE, K_RUN_JSON, K_OAI_SSE, K_OAI_JSON,
+    K_JOBS };
 enum cst { C_FREE, C_HEAD, C_BODY, C_QUEUED, C_RELAY, C_WRITE };
 
 /* What a turn request asks for, parsed by the server before the fork. */
@@ -131,6 +147,11 @@ struct conn {
 	int		 tok;		/* -1: no token (none configured) */
 	const char	*origin;	/* an allowed Origin, to echo */
 	struct turnreq	 tr;
+#if SKILLBOX_JOBS
+	long long	 joff, jbeat;	/* K_JOBS: the journal's next line */
+	unsigned long long jino;	/* the journal's inode, 0 none yet */
+	unsigned char	 jmore;		/* stopped at OUT_HIGH */
+#endif
 };
 
 struct srv {
@@ -151,6 +172,9 @@ struct srv {
 	unsigned	 ntok;
 	long long	 started;
 	struct tls_cred	*cred;		/* HTTPS: chain and key */
+#if SKILLBOX_JOBS
+	long long	 jlook;		/* the journal's last look, ms */
+#endif
 };
 
 static volatile sig_atomic_t got_term, got_hup;
@@ -169,6 +193,9 @@ reason(int st)
 {
 	switch (st) {
 	case 200: return "OK";
+#if SKILLBOX_JOBS
+	case 201: return "Created";
+#endif
 	case 204: return "No Content";
 	case 400: return "Bad Request";
 	case 401: return "Unauthorized";
@@ -1477,6 +1504,455 @@ ep_turn(struct srv *s, struct conn *c, int oai)
 	return 0;
 }
 
+#if SKILLBOX_JOBS
+/* --- the job board */
+
+#define JOBS_STREAMS	8	/* clients of /api/v1/jobs/events at once */
+#define JOBS_BEAT_MS	15000	/* a comment line this often keeps proxies */
+
+/* The board, opened, locked and loaded for this request alone (a
+ * SIGHUP's state_dir holds at once, and the board's memory is given back
+ * after); NULL when it cannot be (a 503 was made). */
+static struct board *
+jb_open(struct srv *s, struct conn *c, struct board *b)
+{
+	const char *dir = arena_printf(&c->a, "%s/jobs", s->cfg->state_dir);
+
+	if (dir != NULL && board_open(b, dir, s->cfg->jobs.compact_at) == 0) {
+		if (board_lock(b) == 0)
+			return b;
+		board_close(b);
+	}
+	(void)respond_err(s, c, 503, "server_error", "cannot open the job "
+	    "board", NULL);
+	return NULL;
+}
+
+static void
+jb_close(struct board *b)
+{
+	board_unlock(b);
+	board_close(b);
+}
+
+/* Reply with job id as job_json gives it (status st), and close b. */
+static int
+jb_reply(struct srv *s, struct conn *c, struct board *b, unsigned id, int st)
+{
+	const struct job *j = board_job(b, id);
+	struct sbuf sb;
+
+	sbuf_init(&sb, &c->a, 0);
+	if (j != NULL)
+		job_json(&sb, j, b);
+	sbuf_addc(&sb, '\n');
+	jb_close(b);
+	if (j == NULL)
+		return respond_err(s, c, 404, "not_found", "no such job", NULL);
+	if (sb.err)
+		return respond_err(s, c, 503, "server_error", "out of memory "
+		    "in the server", "Retry-After: " RETRY_AFTER "\r\n");
+	return respond(s, c, st, "application/json", sb.p, sb.len, NULL);
+}
+
+static int
+jb_bad(struct srv *s, struct conn *c, const char *msg)
+{
+	return respond_err(s, c, 400, "invalid_request_error", msg, NULL);
+}
+
+/* GET /api/v1/jobs[?status=NAME]: archived (cancelled) jobs only when
+ * asked for by status. */
+static int
+jb_list(struct srv *s, struct conn *c)
+{
+	const char *want = query(c, "status"), *name;
+	struct board b;
+	struct sbuf sb;
+	unsigned i, k = 0;
+
+	for (i = JOB_TODO; want != NULL && i <= JOB_ARCHIVED; i++)
+		if (strcmp(job_status_name((enum job_status)i), want) == 0)
+			break;
+	if (i > JOB_ARCHIVED)
+		return jb_bad(s, c, "'status' must be todo, ready, running, "
+		    "blocked, done, failed or archived");
+	if (jb_open(s, c, &b) == NULL)
+		return 0;
+	sbuf_init(&sb, &c->a, 0);
+	sbuf_addc(&sb, '[');
+	for (i = 0; i < b.njobs; i++) {
+		name = job_status_name(job_status(&b, b.jobs[i]));
+		if (want != NULL ? strcmp(name, want) != 0 :
+		    b.jobs[i]->st == JOB_ARCHIVED)
+			continue;
+		if (k++ > 0)
+			sbuf_addc(&sb, ',');
+		job_json(&sb, b.jobs[i], &b);
+	}
+	sbuf_addc(&sb, ']');
+	jb_close(&b);
+	return send_json(s, c, &sb);
+}
+
+/* A field of the body that is a string when there; 0, or -1 when it is
+ * something else. */
+static int
+jb_str(struct conn *c, const struct json_doc *d, const char *key,
+    const char **out)
+{
+	int t = json_get(d, 0, key);
+	char *v;
+
+	if (t < 0 || json_is_null(d, t))
+		return 0;
+	if (json_str(d, &c->a, t, &v, NULL) != 0)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* A whole number field up to max when there; 0, or -1. */
+static int
+jb_num(const struct json_doc *d, const char *key, long long max, long *out)
+{
+	int t = json_get(d, 0, key);
+	long long v;
+
+	if (t < 0 || json_is_null(d, t))
+		return 0;
+	if (json_int(d, t, &v) != 0 || v < 0 || v > max)
+		return -1;
+	*out = (long)v;
+	return 0;
+}
+
+/* The job a POST /api/v1/jobs body describes, into j; NULL, or what is
+ * wrong with it. The fields and checks of `skillbox jobs add`. */
+static const char *
+jb_parse(struct conn *c, const struct json_doc *d, struct job *j)
+{
+	const char *raw;
+	long tries = 0;
+	long long v;
+	double m;
+	size_t n;
+	int t, p, i;
+
+	if (jb_str(c, d, "title", &j->title) != 0 || j->title == NULL ||
+	    *j->title == '\0')
+		return "'title' must be a non-empty string";
+	j->input = j->title;
+	if (jb_str(c, d, "input", &j->input) != 0)
+		return "'input' must be a string";
+	if (jb_str(c, d, "to", &j->to) != 0)
+		return "'to' must be a string (an agent's name)";
+	/* schema: JSON, or a string of JSON as --schema takes it */
+	t = json_get(d, 0, "schema");
+	if (t >= 0 && !json_is_null(d, t) && jb_str(c, d, "schema",
+	    &j->schema) != 0) {
+		raw = json_raw(d, t, &n);
+		if (d->t[t].type != JSON_OBJ || (j->schema = arena_strndup(&c->a,
+		    raw, n)) == NULL)
+			return "'schema' must be a JSON-Schema object";
+	}
+	t = json_get(d, 0, "budget");
+	if (t >= 0 && !json_is_null(d, t) && jb_str(c, d, "budget",
+	    &j->budget) != 0 && d->t[t].type == JSON_PRIM) {
+		raw = json_raw(d, t, &n);
+		j->budget = arena_strndup(&c->a, raw, n);
+	}
+	if (j->budget != NULL && str_decimal(j->budget, &m) != 0)
+		return "'budget' must be a decimal (money)";
+	if (jb_num(d, "tries", 1L << 30, &tries) != 0)
+		return "'tries' must be a whole number";
+	j->max_tries = (unsigned)tries;
+	if (jb_num(d, "timeout", 1L << 30, &j->timeout) != 0)
+		return "'timeout' must be a whole number of seconds";
+	if (jb_num(d, "backoff", 1L << 30, &j->backoff) != 0)
+		return "'backoff' must be a whole number of seconds";
+	p = json_get(d, 0, "parents");
+	if (p >= 0 && !json_is_null(d, p) && (d->t[p].type != JSON_ARR ||
+	    d->t[p].size > JOB_MAX_PARENTS))
+		return "'parents' must be an array of at most 16 job ids";
+	for (i = 0; p >= 0 && (t = json_at(d, p, (unsigned)i)) >= 0; i++) {
+		if (json_int(d, t, &v) != 0 || v <= 0 || v > 1L << 30)
+			return "'parents' must be an array of job ids";
+		j->parents[j->nparents++] = (unsigned)v;
+	}
+	return NULL;
+}
+
+/* POST /api/v1/jobs */
+static int
+jb_add(struct srv *s, struct conn *c)
+{
+	struct json_doc d;
+	struct board b;
+	struct job j;
+	const char *why;
+	int e;
+
+	if (json_parse(&c->a, c->body ? c->body : "", c->body_len, REQ_TOKENS,
+	    &d) != 0 || d.n == 0 || d.t[0].type != JSON_OBJ)
+		return jb_bad(s, c, "the body must be a JSON object");
+	memset(&j, 0, sizeof(j));
+	j.to = "";
+	j.backoff = -1;
+	if ((why = jb_parse(c, &d, &j)) != NULL)
+		return jb_bad(s, c, why);
+	j.made = time(NULL);
+	if (jb_open(s, c, &b) == NULL)
+		return 0;
+	if ((e = board_add(&b, &j, s->cfg->jobs.retries + 1,
+	    s->cfg->jobs.backoff_s)) != 0) {
+		jb_close(&b);
+		if (e == -E_PARSE || e == -E_INVAL)
+			return jb_bad(s, c, e == -E_PARSE ? "'schema' is not "
+			    "JSON" : "'parents' names a job that does not "
+			    "exist, or one twice");
+		return respond_err(s, c, 503, "server_error", "cannot write "
+		    "the job board", NULL);
+	}
+	return jb_reply(s, c, &b, j.id, 201);
+}
+
+/* POST /api/v1/jobs/ID/KIND {"text": "..."} (the body optional, but for
+ * a comment): as `skillbox jobs KIND ID TEXT`. */
+static int
+jb_change(struct srv *s, struct conn *c, unsigned id, const char *kind)
+{
+	struct json_doc d;
+	struct board b;
+	const char *text = NULL;
+	int e;
+
+	if (c->body_len > 0 && (json_parse(&c->a, c->body, c->body_len,
+	    REQ_TOKENS, &d) != 0 || d.n == 0 || d.t[0].type != JSON_OBJ ||
+	    jb_str(c, &d, "text", &text) != 0))
+		return jb_bad(s, c, "the body must be a JSON object with "
+		    "'text' a string");
+	if (strcmp(kind, "comment") == 0 && (text == NULL || *text == '\0'))
+		return jb_bad(s, c, "a comment needs 'text'");
+	if (jb_open(s, c, &b) == NULL)
+		return 0;
+	if ((e = board_change(&b, id, kind, text, time(NULL))) == 0)
+		return jb_reply(s, c, &b, id, 200);
+	if (e == -E_DENIED)
+		text = arena_printf(&c->a, "job %u is %s", id,
+		    job_status_name(board_job(&b, id)->st));
+	jb_close(&b);
+	if (e == -E_NOENT)
+		return respond_err(s, c, 404, "not_found", "no such job", NULL);
+	if (e == -E_DENIED)
+		return respond_err(s, c, 409, "conflict", text ? text :
+		    "not now", NULL);
+	return respond_err(s, c, 503, "server_error", "cannot write the job "
+	    "board", NULL);
+}
+
+/* GET /api/v1/jobs/events[?from=OFFSET]: the journal's lines as they
+ * come (jb_feed), from the start or OFFSET (Last-Event-ID too). */
+static int
+jb_events(struct srv *s, struct conn *c)
+{
+	const char *from = query(c, "from");
+	long long off = 0;
+	unsigned i, n = 0;
+	char *end;
+
+	if (from == NULL)
+		from = http_header(&c->h, "Last-Event-ID");
+	if (from != NULL) {
+		errno = 0;
+		off = strtoll(from, &end, 10);
+		if (errno != 0 || end == from || *end != '\0' || off < 0)
+			return jb_bad(s, c, "'from' must be a journal offset");
+	}
+	for (i = 0; i < s->nc; i++)
+		n += s->c[i].st == C_RELAY && s->c[i].kind == K_JOBS;
+	if (n >= JOBS_STREAMS)
+		return respond_err(s, c, 503, "server_error", "too many "
+		    "streams of the job board", "Retry-After: " RETRY_AFTER
+		    "\r\n");
+	if (out_head(c, 200, "text/event-stream", -1, NULL) != 0)
+		return -E_NOMEM;
+	c->kind = K_JOBS;
+	c->headed = 1;
+	c->st = c->head ? C_WRITE : C_RELAY;
+	c->joff = off;
+	c->jino = 0;
+	c->jmore = 1;		/* the first lines at once */
+	c->jbeat = net_now_ms();
+	return 0;
+}
+
+/* The event of the line from c->joff to end (its newline's end): from
+ * buf when it holds it (held), else read again in pieces. */
+static void
+jb_event(struct conn *c, int fd, char *buf, int held, long long end)
+{
+	long long p;
+	ssize_t k;
+	char id[40];
+
+	snprintf(id, sizeof(id), "id: %lld\ndata: ", end);
+	(void)out_chunk(c, id, strlen(id));
+	if (held)
+		(void)out_chunk(c, buf, (size_t)(end - 1 - c->joff));
+	for (p = c->joff; !held && p < end - 1; p += k)
+		if ((k = pread(fd, buf, (size_t)MIN(end - 1 - p,
+		    (long long)RELAY_BUF), p)) <= 0 ||
+		    out_chunk(c, buf, (size_t)k) != 0)
+			break;
+	(void)out_chunk(c, "\n\n", 2);
+	c->joff = end;
+}
+
+/* The end of a line longer than buf (its newline's end) whose bytes go
+ * on at off; -1 when it is not whole yet. */
+static long long
+jb_line_end(int fd, char *buf, long long off)
+{
+	ssize_t k;
+	char *nl;
+
+	while ((k = pread(fd, buf, RELAY_BUF, off)) > 0) {
+		if ((nl = memchr(buf, '\n', (size_t)k)) != NULL)
+			return off + (nl - buf) + 1;
+		off += k;
+	}
+	return -1;
+}
+
+/* The journal's new whole lines, each an event, until OUT_HIGH waits to
+ * go out (c->jmore: feed again once it went). A journal that is another
+ * file (compacted: renamed over) or shorter than the offset, or an
+ * offset asked for that is not a line's start: `event: reset`, then on
+ * from its start. */
+static void
+jb_feed(struct srv *s, struct conn *c)
+{
+	char buf[RELAY_BUF], *nl, prev = '\n';
+	struct stat st;
+	long long end;
+	ssize_t k;
+	int fd;
+
+	snprintf(buf, sizeof(buf), "%s/jobs/journal", s->cfg->state_dir);
+	memset(&st, 0, sizeof(st));
+	if ((fd = open(buf, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) >= 0 &&
+	    fstat(fd, &st) != 0)
+		st.st_ino = 0;
+	if (c->joff > 0 && c->jino == 0 && fd >= 0 && pread(fd, &prev, 1,
+	    c->joff - 1) != 1)
+		prev = 0;
+	if ((c->jino != 0 && st.st_ino != c->jino) || st.st_size < c->joff ||
+	    prev != '\n') {
+		snprintf(buf, sizeof(buf), "event: reset\nid: 0\ndata: "
+		    "{\"size\":%lld}\n\n", (long long)st.st_size);
+		(void)out_chunk(c, buf, strlen(buf));
+		c->joff = 0;
+	}
+	c->jino = st.st_ino;
+	/* What waits goes to the front: a client that never takes all of
+	 * it must not grow the buffer. */
+	if (c->out_off > 0) {
+		memmove(c->out, c->out + c->out_off, c->out_len - c->out_off);
+		c->out_len -= c->out_off;
+		c->out_off = 0;
+	}
+	while (fd >= 0 && !(c->jmore = c->out_len >= OUT_HIGH)) {
+		if ((k = pread(fd, buf, sizeof(buf), c->joff)) <= 0)
+			break;
+		if ((nl = memchr(buf, '\n', (size_t)k)) != NULL)
+			end = c->joff + (nl - buf) + 1;
+		else if (k < (ssize_t)sizeof(buf) || (end = jb_line_end(fd, buf,
+		    c->joff + k)) < 0)
+			break;	/* a line being written */
+		jb_event(c, fd, buf, nl != NULL, end);
+		c->jbeat = net_now_ms();
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+/* The board's streams: fed once a second, or at once when one stopped at
+ * OUT_HIGH and the client took half; a comment line after JOBS_BEAT_MS
+ * of silence; ended when the server stops or the client went away. */
+static void
+jobs_streams(struct srv *s)
+{
+	long long now = net_now_ms();
+	int tick = now - s->jlook >= 1000;
+	struct conn *c;
+	unsigned i;
+
+	if (tick)
+		s->jlook = now;
+	for (i = 0; i < s->nc; i++) {
+		c = &s->c[i];
+		if (c->st != C_RELAY || c->kind != K_JOBS)
+			continue;
+		if (c->gone || got_term) {
+			if (c->chunked)
+				(void)out_add(c, "0\r\n\r\n", 5);
+			c->close = 1;
+			c->st = C_WRITE;
+			continue;
+		}
+		if (tick || (c->jmore && c->out_len - c->out_off < OUT_HIGH / 2))
+			jb_feed(s, c);
+		if (now - c->jbeat >= JOBS_BEAT_MS && c->out_len == c->out_off) {
+			(void)out_chunk(c, ": beat\n\n", 8);
+			c->jbeat = now;
+		}
+	}
+}
+
+/* /api/v1/jobs...: p is the rest of the path. A token limited to some
+ * skills may not use the board: a job may run any agent. */
+static int
+ep_jobs(struct srv *s, struct conn *c, const char *p, int get, int post)
+{
+	static const char *const kinds[] = { "block", "unblock", "comment",
+	    "cancel" };
+	struct board b;
+	long long id = 0;
+	const char *k;
+	unsigned i;
+
+	if (c->tok >= 0 && s->only[c->tok] != NULL)
+		return respond_err(s, c, 403, "forbidden", "this token is "
+		    "limited to some skills; a job may run any agent", NULL);
+	if (*p == '\0')
+		return get ? jb_list(s, c) : post ? jb_add(s, c) :
+		    respond_err(s, c, 405, "invalid_request_error", "method "
+		    "not allowed here", NULL);
+	if (strcmp(p, "/events") == 0 && get)
+		return jb_events(s, c);
+	for (k = p + 1; *p == '/' && *k >= '0' && *k <= '9' && id <= 1L << 30;
+	    k++)
+		id = id * 10 + (*k - '0');
+	if (id <= 0 || id > 1L << 30 || (*k != '\0' && *k != '/'))
+		return respond_err(s, c, 404, "not_found", "no such path",
+		    NULL);
+	if (*k == '\0' && get)
+		return jb_open(s, c, &b) == NULL ? 0 : jb_reply(s, c, &b,
+		    (unsigned)id, 200);
+	for (i = 0; *k == '/' && i < ARRAY_LEN(kinds); i++)
+		if (strcmp(k + 1, kinds[i]) == 0)
+			return post ? jb_change(s, c, (unsigned)id, kinds[i]) :
+			    respond_err(s, c, 405, "invalid_request_error",
+			    "POST it", NULL);
+	if (*k == '/')
+		return respond_err(s, c, 404, "not_found", "no such path",
+		    NULL);
+	return respond_err(s, c, 405, "invalid_request_error", "method not "
+	    "allowed here", NULL);
+}
+#endif
+
 /* --- routing */
 
 static int
@@ -1529,6 +2005,11 @@ route(struct srv *s, struct conn *c)
 		return ep_session(s, c, path + 17);
 	if (strcmp(path, "/api/v1/run") == 0 && post)
 		return ep_turn(s, c, 0);
+#if SKILLBOX_JOBS
+	if (strncmp(path, "/api/v1/jobs", 12) == 0 && (path[12] == '\0' ||
+	    path[12] == '/'))
+		return ep_jobs(s, c, path + 12, get, post);
+#endif
 	if (strncmp(path, "/api/v1/sessions/", 17) == 0 && post &&
 	    (n = strlen(path)) > 24 && strcmp(path + n - 7, "/answer") == 0) {
 		path[n - 7] = '\0';
@@ -2489,6 +2970,7 @@ cmd_serve(int argc, char **argv)
 		}
 #if SKILLBOX_JOBS
 		jobs_tick(&s, &jpid, &jnext);
+		jobs_streams(&s);
 #endif
 #if SKILLBOX_PERSIST
 		if (time(NULL) >= psync) {	/* only what changed */

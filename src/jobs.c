@@ -998,3 +998,46 @@ job_worker_ext(struct job_worker *w, struct agent_ext *x)
 	x->call = w_call;
 	x->ctx = w;
 }
+
+/* see jobs.h */
+int
+board_add(struct board *b, struct job *j, unsigned tries, long backoff)
+{
+	if (j->schema != NULL && job_schema_check(&b->a, "{}", j->schema,
+	    NULL, 0) != 0)
+		return -E_PARSE;
+	if (j->max_tries == 0)
+		j->max_tries = tries;
+	if (j->backoff < 0)
+		j->backoff = backoff;
+	return board_put(b, j);
+}
+
+/* see jobs.h */
+int
+board_change(struct board *b, unsigned id, const char *kind,
+    const char *text, long long now)
+{
+	struct job *j = board_job(b, id), n;
+	int e;
+
+	if (j == NULL)
+		return -E_NOENT;
+	if ((kind[0] == 'b' && (j->st == JOB_DONE || j->st == JOB_ARCHIVED)) ||
+	    (kind[0] == 'u' && j->st != JOB_BLOCKED && j->st != JOB_FAILED) ||
+	    (strcmp(kind, "cancel") == 0 && j->st == JOB_ARCHIVED))
+		return -E_DENIED;
+	if ((e = board_event(b, id, kind, text, now)) != 0 ||
+	    strcmp(kind, "comment") == 0)
+		return e;
+	n = *board_job(b, id);
+	if (kind[0] == 'b') {
+		n.st = JOB_BLOCKED, n.why = text ? text : "blocked by hand";
+	} else if (kind[0] == 'u') {
+		n.st = JOB_TODO, n.why = NULL, n.next = 0;
+		if (n.tries >= n.max_tries)
+			n.max_tries = n.tries + 1;
+	} else
+		n.st = JOB_ARCHIVED;
+	return board_put(b, &n);
+}

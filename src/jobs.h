@@ -108,6 +108,20 @@ int	board_put_sched(struct board *b, struct job_sched *s);
 int	board_event(struct board *b, unsigned id, const char *kind,
 	    const char *text, long long now);
 
+/* A new job (the CLI's and serve's add): a schema that is not JSON is
+ * -E_PARSE; max_tries 0 takes tries, backoff < 0 takes backoff; then as
+ * board_put. */
+int	board_add(struct board *b, struct job *j, unsigned tries,
+	    long backoff);
+
+/* kind "block", "unblock", "comment" or "cancel" job id, with text (the
+ * reason, the comment, what unblock adds; NULL none): an event, then the
+ * job's new status. -E_NOENT, -E_DENIED when its status does not allow
+ * it (blocking a done job, unblocking one neither blocked nor failed,
+ * cancelling an archived one), else as board_put. */
+int	board_change(struct board *b, unsigned id, const char *kind,
+	    const char *text, long long now);
+
 /* The end of a run: the outcome, with the result or why; a failure is
  * retried after backoff * 2^(tries-1) while tries remain, else the job
  * failed. A schema violation of a completed result fails the run. */
