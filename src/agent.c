@@ -27,6 +27,9 @@
 #include "slog.h"
 #include "str.h"
 #include "switches.h"
+#if SKILLBOX_JOBS
+#include "jobs.h"
+#endif
 #include "tool.h"
 
 #define MAX_DEPTH	3		/* entry -> skill -> skill -> skill */
@@ -3466,6 +3469,13 @@ answer(struct agent *ag, int approve, const char *text, size_t n,
 		*final = "this session waits on another kind of answer";
 		return AG_FAIL;
 	}
+#if SKILLBOX_JOBS
+	/* A job's paused turn goes on in its worker, with the job's tools. */
+	if (!ag->o.job_worker && ag->session != NULL && (e = job_answer(
+	    &ag->turn, ag->cfg, ag->session, approve < 0 ? JOB_ANS_TEXT :
+	    approve ? JOB_ANS_APPROVE : JOB_ANS_DENY, text, n, final)) != 0)
+		return e > 0 ? AG_OK : AG_FAIL;
+#endif
 	turn_begin(ag);
 	if ((e = rebuild(ag, fs, &top)) != 0) {
 		snprintf(ag->why, sizeof(ag->why), "cannot resume the paused "

@@ -127,6 +127,27 @@ num(const char *s, long max)
 	return *s != '\0' || v > max ? -1 : v;
 }
 
+/* For a blocked job: the command that answers what it waits on. */
+static void
+print_answer_hint(const struct job *j)
+{
+	if (j->st == JOB_TODO && (j->ans_kind & 3))
+		printf("answered: the next run-due resumes its turn in session "
+		    "%s\n", j->session);
+	if (j->st != JOB_BLOCKED)
+		return;
+	if (j->wait == JOB_WAIT_APPROVAL)
+		printf("answer: skillbox answer %s --approve   (or: skillbox "
+		    "answer %s --deny 'REASON')\n", j->session, j->session);
+	else if (j->wait == JOB_WAIT_QUESTION)
+		printf("answer: skillbox answer %s 'TEXT'   (or: skillbox jobs "
+		    "unblock %u 'TEXT')\n", j->session, j->id);
+	else
+		printf("answer: skillbox jobs unblock %u 'TEXT'\n", j->id);
+	if (j->session != NULL)
+		printf("session: %s\n", j->session);
+}
+
 static void
 print_job(const struct job *j)
 {
@@ -148,6 +169,7 @@ print_job(const struct job *j)
 		printf("next try in: %llds\n", j->next - now());
 	if (j->why)
 		printf("why: %s\n", j->why);
+	print_answer_hint(j);
 	printf("input: %s\n", j->input);
 	if (j->result)
 		printf("result: %s\n", j->result);
@@ -251,6 +273,13 @@ change(const char *sub, unsigned id, const char *text)
 		    job_status_name(j->st));
 		return EXIT_FAIL;
 	}
+	if (sub[0] == 'u' && j->st == JOB_BLOCKED && j->wait &&
+	    (j->wait == JOB_WAIT_APPROVAL || text == NULL)) {
+		log_err("jobs: unblock: job %u waits on %s", id,
+		    j->wait == JOB_WAIT_APPROVAL ? "an approval: answer it "
+		    "with skillbox answer" : "an answer: unblock ID TEXT");
+		return EXIT_FAIL;
+	}
 	if ((e = board_event(&board, id, sub, text, now())) != 0)
 		return fail(sub, e);
 	if (c)
@@ -259,7 +288,10 @@ change(const char *sub, unsigned id, const char *text)
 	if (sub[0] == 'b') {
 		n.st = JOB_BLOCKED, n.why = text ? text : "blocked by hand";
 	} else if (sub[0] == 'u') {
-		n.st = JOB_TODO, n.why = NULL, n.next = 0;
+		/* TEXT answers the question its paused turn waits on. */
+		if (n.wait == JOB_WAIT_QUESTION)
+			n.ans_kind = JOB_ANS_TEXT, n.ans = text;
+		n.st = JOB_TODO, n.why = NULL, n.next = 0, n.wait = 0;
 		if (n.tries >= n.max_tries)
 			n.max_tries = n.tries + 1;
 	} else
@@ -392,25 +424,44 @@ job_text(const struct job *j)
 	return sb.err ? NULL : sb.p;
 }
 
-/* What a person said last (unblock TEXT or a comment): the answer to a
- * paused turn's question. The input when nobody said anything. */
-static const char *
-last_said(const struct job *j)
-{
-	const struct job_event *e;
-	const char *s = j->input;
-
-	for (e = j->ev; e != NULL; e = e->next)
-		if (e->text != NULL && (strcmp(e->kind, "comment") == 0 ||
-		    strcmp(e->kind, "unblock") == 0))
-			s = e->text;
-	return arena_strdup(&app.perm, s);
-}
-
 static void
 quiet(void *ctx, const struct agent_event *e)
 {
 	(void)ctx, (void)e;
+}
+
+/* What a paused turn waits on, for the job's why. */
+static const char *
+wait_why(struct agent *ag)
+{
+	const char *q = agent_question(ag);
+	size_t n = strlen(q);
+
+	if (!agent_approval(ag))
+		return q;
+	/* "Approve TOOL ARGS (agent A; RULE)?" */
+	if (strncmp(q, "Approve ", 8) == 0 && n > 9)
+		return arena_printf(&app.perm, "approval: %.*s", (int)n - 9,
+		    q + 8);
+	return arena_printf(&app.perm, "approval: %s", q);
+}
+
+/* The turn of a run: a paused one goes on with the person's answer
+ * (resume: JOB_ANS_*), or waits again without asking the model; else the
+ * job's text is a new turn. */
+static enum agent_status
+job_turn(struct agent *ag, unsigned resume, const char *ans, const char *in,
+    const char **final)
+{
+	if (agent_question(ag) == NULL)
+		return agent_turn(ag, in, strlen(in), final);
+	if (resume == JOB_ANS_TEXT && !agent_approval(ag))
+		return agent_answer(ag, ans ? ans : "", ans ? strlen(ans) : 0,
+		    final);
+	if (resume > JOB_ANS_TEXT && agent_approval(ag))
+		return agent_decide(ag, resume == JOB_ANS_APPROVE, ans, final);
+	*final = agent_question(ag);
+	return AG_WAIT;
 }
 
 /* A worker: claim job id, run one turn, record the outcome. The exit
@@ -426,8 +477,9 @@ worker(unsigned id)
 	struct job *j, n;
 	enum agent_status st;
 	enum job_outcome out;
-	const char *final = NULL, *text, *to, *ans;
+	const char *final = NULL, *to, *ans;
 	char why[320], *in;
+	unsigned resume;
 	double money;
 	int e;
 
@@ -439,19 +491,24 @@ worker(unsigned id)
 		return 0;
 	}
 	n = *j;
-	n.st = JOB_RUNNING, n.tries++;
+	/* Resuming a paused turn with its answer is the same try. */
+	resume = n.ans_kind & 3;
+	if (resume == 0 || (n.ans_kind & JOB_ANS_TRIED))
+		n.tries++;
+	n.st = JOB_RUNNING;
 	n.pid = getpid(), n.pstart = job_pid_start(n.pid);
-	if (board_put(&board, &n) != 0 || (in = job_text(board_job(&board,
-	    id))) == NULL) {
+	n.session = arena_printf(&app.perm, "job-%u", id);
+	if (n.session == NULL || board_put(&board, &n) != 0 ||
+	    (in = job_text(board_job(&board, id))) == NULL) {
 		board_unlock(&board);
 		return 1;
 	}
 	/* Out of the board's arena: every later lock rebuilds it. */
 	n = *board_job(&board, id);
 	to = arena_strdup(&app.perm, n.to);
-	ans = last_said(&n);
+	ans = n.ans ? arena_strdup(&app.perm, n.ans) : NULL;
 	board_unlock(&board);
-	if (to == NULL || ans == NULL)
+	if (to == NULL || (n.ans && ans == NULL))
 		return 1;
 	if (n.timeout > 0) {
 		jcfg.limits.time_s = (unsigned)n.timeout;
@@ -463,18 +520,16 @@ worker(unsigned id)
 	o.session = arena_printf(&app.perm, "job-%u", id);
 	o.agent = *to ? to : NULL;
 	o.on_event = quiet;
+	o.job_worker = 1;
 	memset(&jw, 0, sizeof(jw));
 	jw.b = &board, jw.id = id, jw.now = now;
 	jw.agent = *to ? to : "entry";
 	job_worker_ext(&jw, &x);
 	o.ext = &x;
 	ag = agent_new(&app.perm, &jcfg, &o, &e, why, sizeof(why));
-	if (ag == NULL) {
-		st = AG_FAIL, final = why;
-	} else if (agent_question(ag) != NULL && !agent_approval(ag)) {
-		st = agent_answer(ag, ans, strlen(ans), &final);
-	} else
-		st = agent_turn(ag, in, strlen(in), &final);
+	st = ag == NULL ? AG_FAIL : job_turn(ag, resume, ans, in, &final);
+	if (ag == NULL)
+		final = why;
 	switch (st) {
 	case AG_OK: case AG_EXIT:
 		out = jw.done == 1 ? RUN_COMPLETED : jw.done == 2 ?
@@ -482,14 +537,15 @@ worker(unsigned id)
 		final = jw.done ? jw.text : "the run ended without job_complete "
 		    "or job_block";
 		break;
-	case AG_WAIT: out = RUN_BLOCKED; final = agent_question(ag); break;
+	case AG_WAIT: out = RUN_BLOCKED; final = wait_why(ag); break;
 	case AG_LIMIT: out = RUN_TIMED_OUT; break;
 	default: out = RUN_GAVE_UP; break;
 	}
-	text = final;
 	if (board_lock(&board) != 0)
 		return 1;
-	e = board_finish(&board, id, out, text, now());
+	e = st == AG_WAIT ? board_pause(&board, id, agent_approval(ag) ?
+	    JOB_WAIT_APPROVAL : JOB_WAIT_QUESTION, final, now()) :
+	    board_finish(&board, id, out, final, now());
 	board_unlock(&board);
 	if (ag != NULL)
 		agent_close(ag);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent.h"
@@ -179,6 +180,8 @@ static const struct field job_fields_t[] = {
 	JF('L', backoff, "backoff"), JF('Q', made, "made"),
 	JF('Q', next, "next"), JF('Q', pid, "pid"), JF('Q', pstart, "pstart"),
 	JF('U', sched, "sched"), JF('Q', due, "due"),
+	JF('S', session, "session"), JF('U', wait, "wait"),
+	JF('U', ans_kind, "ans_kind"), JF('S', ans, "answer"),
 };
 #define SF(k, m, n)	{ n, k, offsetof(struct job_sched, m) }
 static const struct field sched_fields_t[] = {
@@ -679,10 +682,10 @@ board_event(struct board *b, unsigned id, const char *kind,
 	return append(b, &sb);
 }
 
-/* see jobs.h */
-int
-board_finish(struct board *b, unsigned id, enum job_outcome o,
-    const char *text, long long now)
+/* board_finish, and wait for board_pause. */
+static int
+finish(struct board *b, unsigned id, enum job_outcome o,
+    const char *text, long long now, unsigned wait)
 {
 	struct job *j = board_job(b, id), n;
 	char why[200], *msg;
@@ -707,12 +710,18 @@ board_finish(struct board *b, unsigned id, enum job_outcome o,
 		return -E_NOENT;
 	n = *j;
 	n.pid = n.pstart = 0;
+	/* An answer is used once; a worker that died may not have used it. */
+	n.wait = 0;
+	if (o == RUN_CRASHED && n.ans_kind)
+		n.ans_kind |= JOB_ANS_TRIED;
+	else
+		n.ans_kind = 0, n.ans = NULL;
 	if (n.st != JOB_RUNNING)	/* cancelled meanwhile */
 		return board_put(b, &n);
 	if (o == RUN_COMPLETED) {
 		n.st = JOB_DONE, n.result = text ? text : "", n.why = NULL;
 	} else if (o == RUN_BLOCKED) {
-		n.st = JOB_BLOCKED, n.why = text;
+		n.st = JOB_BLOCKED, n.why = text, n.wait = wait;
 	} else if (o != RUN_TIMED_OUT && n.tries < n.max_tries) {
 		n.st = JOB_TODO, n.why = text;
 		n.next = now + (n.backoff << MIN(n.tries ? n.tries - 1 : 0,
@@ -721,6 +730,91 @@ board_finish(struct board *b, unsigned id, enum job_outcome o,
 		n.st = JOB_FAILED, n.why = text;
 	}
 	return board_put(b, &n);
+}
+
+/* see jobs.h */
+int
+board_finish(struct board *b, unsigned id, enum job_outcome o,
+    const char *text, long long now)
+{
+	return finish(b, id, o, text, now, 0);
+}
+
+/* see jobs.h */
+int
+board_pause(struct board *b, unsigned id, unsigned wait, const char *why,
+    long long now)
+{
+	return finish(b, id, RUN_BLOCKED, why, now, wait);
+}
+
+/* Store the answer on job j (the lock is held): an event, then the job,
+ * todo again. */
+static int
+answer_put(struct board *b, struct job *j, unsigned kind, const char *text,
+    long long now)
+{
+	struct job n;
+	char *ev;
+	int r;
+
+	ev = arena_printf(&b->a, "%s%s%s", kind == JOB_ANS_APPROVE ?
+	    "approved" : kind == JOB_ANS_DENY ? "denied" : "", text &&
+	    kind != JOB_ANS_TEXT ? ": " : "", text ? text : "");
+	if (ev == NULL)
+		return -E_NOMEM;
+	n = *j;
+	if ((r = board_event(b, j->id, "answer", ev, now)) != 0)
+		return r;
+	n.st = JOB_TODO, n.why = NULL, n.next = 0, n.wait = 0;
+	n.ans_kind = kind, n.ans = text;
+	return board_put(b, &n);
+}
+
+/* see jobs.h */
+int
+job_answer(struct arena *a, const struct cfg *c, const char *session,
+    unsigned kind, const char *text, size_t n, const char **msg)
+{
+	struct board b;
+	struct job *j;
+	long long id;
+	char *dir, *t = NULL;
+	int r;
+
+	if (strncmp(session, "job-", 4) != 0 ||
+	    (id = job_num(session + 4)) <= 0 || id > 1L << 30)
+		return 0;
+	*msg = "the job board cannot be opened";
+	if ((dir = arena_printf(a, "%s/jobs", c->state_dir)) == NULL ||
+	    (text != NULL && (t = arena_strndup(a, text, n)) == NULL))
+		return -1;
+	if (board_open(&b, dir, c->jobs.compact_at) != 0)
+		return -1;
+	if ((r = board_lock(&b)) != 0) {
+		board_close(&b);
+		return -1;
+	}
+	j = board_job(&b, (unsigned)id);
+	if (j == NULL || j->session == NULL || strcmp(j->session, session))
+		r = 0;
+	else if (!(j->st == JOB_BLOCKED && j->wait) &&
+	    !(j->st == JOB_TODO && (j->ans_kind & 3))) {
+		*msg = arena_printf(a, "job %lld is %s: it waits on no answer",
+		    id, job_status_name(job_status(&b, j)));
+		r = -1;
+	} else if (answer_put(&b, j, kind, t, (long long)time(NULL)) != 0)
+		r = -1;
+	else {
+		*msg = arena_printf(a, "job %lld: the answer is stored; the "
+		    "next `skillbox jobs run-due` resumes its turn with it", id);
+		r = 1;
+	}
+	board_unlock(&b);
+	board_close(&b);
+	if (*msg == NULL)
+		*msg = "out of memory";
+	return r;
 }
 
 /* see jobs.h */

@@ -15,6 +15,20 @@
  * A job is `ready` (never stored) when it is todo, all its parents are
  * done and its next try is due. A running job records its worker's pid
  * and start time; a worker that is gone is reclaimed as crashed.
+ *
+ * A person in the loop: a run whose turn pauses on a person (the model's
+ * ask_user, or a call that needs approval) blocks the job with `wait` set
+ * and `why` the question (or "approval: TOOL ARGS ..."); the turn stays
+ * paused in the job's session (`session`, job-ID). The person answers as
+ * for any paused run: `skillbox answer job-ID TEXT|--approve|--deny
+ * [REASON]` or serve's POST /api/v1/sessions/job-ID/answer. agent.c hands
+ * that answer to job_answer, which does not resume the turn there (that
+ * process has neither the job's tools nor its limits): it stores the
+ * answer on the job, synced, and makes it todo. The next run-due's worker
+ * resumes the paused turn with it (agent_answer or agent_decide: the model
+ * is not asked again for the steps it took), and the job follows how that
+ * turn ends. A run that only resumes is not a new try; a worker that dies
+ * while resuming keeps the answer, and then its next run counts.
  */
 #ifndef JOBS_H
 #define JOBS_H
@@ -58,7 +72,16 @@ struct job {
 	long long	 due;
 	struct job_event *ev, *ev_last;
 	unsigned	 len;		/* of its journal line */
+	const char	*session;	/* where its runs are, once it ran */
+	unsigned	 wait;		/* blocked on its paused turn: JOB_WAIT_* */
+	unsigned	 ans_kind;	/* an answer not used yet: JOB_ANS_* */
+	const char	*ans;		/* its text, or the reason to deny */
 };
+
+enum { JOB_WAIT_QUESTION = 1, JOB_WAIT_APPROVAL };
+/* JOB_ANS_TRIED: a worker resuming with the answer died; the next run
+ * counts as a try. */
+enum { JOB_ANS_TEXT = 1, JOB_ANS_APPROVE, JOB_ANS_DENY, JOB_ANS_TRIED = 4 };
 
 struct job_sched {
 	unsigned	 id;
@@ -113,6 +136,20 @@ int	board_event(struct board *b, unsigned id, const char *kind,
  * failed. A schema violation of a completed result fails the run. */
 int	board_finish(struct board *b, unsigned id, enum job_outcome o,
 	    const char *text, long long now);
+
+/* board_finish for a run whose turn paused on a person: blocked, with
+ * wait (JOB_WAIT_*) and why the question. */
+int	board_pause(struct board *b, unsigned id, unsigned wait,
+	    const char *why, long long now);
+
+/* An answer (kind JOB_ANS_*, text the answer or reason, may be NULL) to
+ * session's paused turn given outside the job's worker (see the top):
+ * 1 when the session is a job's that waits on it, stored (*msg says what
+ * comes next), -1 refused or failed (*msg why), 0 the session is no job's
+ * (answer it as any). Text in a. */
+struct cfg;
+int	job_answer(struct arena *a, const struct cfg *c, const char *session,
+	    unsigned kind, const char *text, size_t n, const char **msg);
 
 /* Reclaim running jobs whose worker is gone (as crashed). Count or <0. */
 int	board_reclaim(struct board *b, long long now);
