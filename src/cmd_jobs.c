@@ -40,8 +40,12 @@
  * A run reports through the tools job_show, job_complete (the result,
  * checked against --schema), job_block (what it needs from a person) and
  * job_comment. A run that completes makes the job done; one that blocks
- * or asks the person blocks it (unblock TEXT goes on, TEXT added to the
- * input); one that fails, crashes, breaks the schema or ends without
+ * blocks it (unblock TEXT goes on, TEXT added to the input); one whose
+ * turn waits on a person (ask_user, an approval) blocks it too, and
+ * `skillbox answer job-ID TEXT|--approve|--deny [REASON]` (or unblock ID
+ * TEXT, for a question) stores the answer: the next run-due resumes that
+ * turn with it (show prints the command); one that fails, crashes, breaks
+ * the schema or ends without
  * job_complete or job_block is tried again after the backoff, and the job
  * fails when its tries are spent; one out of time fails it.
  * SKILLBOX_NOW=SECONDS (tests only) sets the clock the board uses.
