@@ -8,6 +8,8 @@
  *        skillbox jobs unblock ID [TEXT]
  *        skillbox jobs comment ID TEXT
  *        skillbox jobs cancel ID
+ *        skillbox jobs archive ID
+ *        skillbox jobs prune [--older DAYS]
  *        skillbox jobs schedule add [--tz TZ] [--to AGENT] SPEC TITLE [INPUT]
  *        skillbox jobs schedule list [--json]
  *        skillbox jobs schedule rm ID
@@ -31,6 +33,11 @@
  *                 (default UTC)
  * --max N         run-due: jobs run at once, each in its own process
  *                 (default: jobs.max_parallel)
+ * --older DAYS    prune: done and failed jobs last changed more than DAYS
+ *                 ago go (default: jobs.keep_days, 30); archived ones
+ *                 always; never a parent of a job not yet finished, nor
+ *                 the newest job (ids are not used twice). The journal is
+ *                 rewritten without them at once.
  *
  * SPEC: hourly, daily, weekly, monthly, "@every 15m", or five cron fields
  * ("0,30 9-17 * * mon-fri"). run-due (from cron or a procd timer) turns
@@ -73,6 +80,7 @@
 
 struct jopt {
 	int		 json, all, max, tries;
+	long		 older;
 	long		 backoff, timeout;
 	const char	*to, *budget, *schema, *tz;
 	unsigned	 parents[JOB_MAX_PARENTS], nparents;
@@ -261,7 +269,8 @@ add(const struct jopt *o, int argc, char **argv)
 	return EXIT_OK;
 }
 
-/* block, unblock, comment, cancel: an event, and the job's status. */
+/* block, unblock, comment, cancel, archive: an event, and the job's
+ * status. */
 static int
 change(const char *sub, unsigned id, const char *text)
 {
@@ -272,7 +281,8 @@ change(const char *sub, unsigned id, const char *text)
 		return fail(sub, -E_NOENT);
 	if ((sub[0] == 'b' && (j->st == JOB_DONE || j->st == JOB_ARCHIVED)) ||
 	    (sub[0] == 'u' && j->st != JOB_BLOCKED && j->st != JOB_FAILED) ||
-	    (sub[0] == 'c' && !c && j->st == JOB_ARCHIVED)) {
+	    (sub[0] == 'c' && !c && j->st == JOB_ARCHIVED) ||
+	    (sub[0] == 'a' && j->st != JOB_DONE && j->st != JOB_FAILED)) {
 		log_err("jobs: %s: job %u is %s", sub, id,
 		    job_status_name(j->st));
 		return EXIT_FAIL;
@@ -302,6 +312,23 @@ change(const char *sub, unsigned id, const char *text)
 		n.st = JOB_ARCHIVED;
 	if ((e = board_put(&board, &n)) != 0)
 		return fail(sub, e);
+	return EXIT_OK;
+}
+
+/* Drop old finished jobs from the board (board_prune). */
+static int
+prune(const struct jopt *o)
+{
+	long days = o->older >= 0 ? o->older : jcfg.jobs.keep_days ?
+	    (long)jcfg.jobs.keep_days : 30;
+	int n;
+
+	if ((n = board_prune(&board, now() - days * 86400LL)) < 0)
+		return fail("prune", n);
+	if (o->json)
+		printf("{\"pruned\":%d}\n", n);
+	else
+		printf("%d\n", n);
 	return EXIT_OK;
 }
 
@@ -662,6 +689,8 @@ jobs_main(const char *sub, struct jopt *o, int argc, char **argv)
 		r = argc ? cmd_usage("jobs", "list: no arguments") : list(o);
 	else if (strcmp(sub, "schedule") == 0)
 		r = sched_cmd(o, argc, argv);
+	else if (strcmp(sub, "prune") == 0)
+		r = argc ? cmd_usage("jobs", "prune: no arguments") : prune(o);
 	else if (id <= 0)
 		r = cmd_usage("jobs", "%s: want a job ID", sub);
 	else if (strcmp(sub, "show") == 0 && argc == 1)
@@ -671,7 +700,8 @@ jobs_main(const char *sub, struct jopt *o, int argc, char **argv)
 		r = change(sub, (unsigned)id, argc > 1 ? argv[1] : NULL);
 	else if (strcmp(sub, "comment") == 0 && argc == 2)
 		r = change(sub, (unsigned)id, argv[1]);
-	else if (strcmp(sub, "cancel") == 0 && argc == 1)
+	else if ((strcmp(sub, "cancel") == 0 || strcmp(sub, "archive") == 0) &&
+	    argc == 1)
 		r = change(sub, (unsigned)id, NULL);
 	else
 		r = cmd_usage("jobs", "'%s': bad sub-command or arguments",
@@ -697,6 +727,7 @@ cmd_jobs(int argc, char **argv)
 		{ "schema", required_argument, NULL, 's' },
 		{ "tz", required_argument, NULL, 'z' },
 		{ "max", required_argument, NULL, 'm' },
+		{ "older", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -707,7 +738,7 @@ cmd_jobs(int argc, char **argv)
 	int ch;
 
 	memset(&o, 0, sizeof(o));
-	o.backoff = -1;
+	o.backoff = o.older = -1;
 	if (argc > 1 && strcmp(argv[1], "--help") == 0)
 		return cmd_help("jobs");
 	if (argc < 2)
@@ -716,7 +747,7 @@ cmd_jobs(int argc, char **argv)
 	argc--, argv++;
 	optind = 0;
 	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		if (strchr("pnbTm", ch) && (v = num(optarg, 1L << 30)) < 0)
+		if (strchr("pnbTmo", ch) && (v = num(optarg, 1L << 30)) < 0)
 			return cmd_usage("jobs", "'%s': not a number", optarg);
 		switch (ch) {
 		case 'j': o.json = 1; break;
@@ -739,6 +770,7 @@ cmd_jobs(int argc, char **argv)
 		case 's': o.schema = optarg; break;
 		case 'z': o.tz = optarg; break;
 		case 'm': o.max = (int)v; break;
+		case 'o': o.older = v; break;
 		case 'h': return cmd_help("jobs");
 		default: return cmd_usage("jobs", "bad option");
 		}

@@ -817,6 +817,53 @@ job_answer(struct arena *a, const struct cfg *c, const char *session,
 	return r;
 }
 
+/* 1 when job j may be pruned (see board_prune). */
+static int
+prunable(const struct board *b, const struct job *j, long long before,
+    unsigned newest)
+{
+	long long t = j->ev_last ? j->ev_last->t : j->made;
+	unsigned i, k;
+
+	if (j->id == newest || !(j->st == JOB_ARCHIVED || ((j->st ==
+	    JOB_DONE || j->st == JOB_FAILED) && t < before)))
+		return 0;
+	for (i = 0; i < b->njobs; i++) {
+		const struct job *c = b->jobs[i];
+
+		if (c->st == JOB_DONE || c->st == JOB_FAILED ||
+		    c->st == JOB_ARCHIVED)
+			continue;
+		for (k = 0; k < c->nparents; k++)
+			if (c->parents[k] == j->id)
+				return 0;
+	}
+	return 1;
+}
+
+/* see jobs.h */
+int
+board_prune(struct board *b, long long before)
+{
+	unsigned i, k, newest = 0;
+	int r, n = 0;
+
+	for (i = 0; i < b->njobs; i++)
+		newest = MAX(newest, b->jobs[i]->id);
+	/* Decided on the whole board first: a pruned job's children count
+	 * as they were. */
+	for (i = 0; i < b->njobs; i++)
+		if (prunable(b, b->jobs[i], before, newest))
+			b->jobs[i]->len = 0, n++;
+	if (n == 0)
+		return 0;
+	for (i = k = 0; i < b->njobs; i++)
+		if (b->jobs[i]->len != 0)
+			b->jobs[k++] = b->jobs[i];
+	b->njobs = k;
+	return (r = compact(b)) != 0 ? r : n;
+}
+
 /* see jobs.h */
 long long
 job_pid_start(long long pid)

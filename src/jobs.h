@@ -151,6 +151,13 @@ struct cfg;
 int	job_answer(struct arena *a, const struct cfg *c, const char *session,
 	    unsigned kind, const char *text, size_t n, const char **msg);
 
+/* Drop from the board, and rewrite the journal without them at once (as
+ * a compaction does): archived jobs, and done or failed ones last changed
+ * (their last event) before `before`; never one that a job still todo,
+ * running or blocked has as a parent, nor the newest job (ids, and the
+ * sessions named after them, are never used twice). Count or <0. */
+int	board_prune(struct board *b, long long before);
+
 /* Reclaim running jobs whose worker is gone (as crashed). Count or <0. */
 int	board_reclaim(struct board *b, long long now);
 
