@@ -3471,9 +3471,9 @@ answer(struct agent *ag, int approve, const char *text, size_t n,
 	}
 #if SKILLBOX_JOBS
 	/* A job's paused turn goes on in its worker, with the job's tools. */
-	if (!ag->o.job_worker && ag->session != NULL && (e = job_answer(
-	    &ag->turn, ag->cfg, ag->session, approve < 0 ? JOB_ANS_TEXT :
-	    approve ? JOB_ANS_APPROVE : JOB_ANS_DENY, text, n, final)) != 0)
+	if (ag->session != NULL && (e = job_answer(&ag->turn, ag->cfg,
+	    ag->session, approve < 0 ? JOB_ANS_TEXT : approve ?
+	    JOB_ANS_APPROVE : JOB_ANS_DENY, text, n, final)) != 0)
 		return e > 0 ? AG_OK : AG_FAIL;
 #endif
 	turn_begin(ag);

@@ -89,8 +89,6 @@ struct agent_opts {
 					 * skill (SOP): its plan, checked,
 					 * is the answer; nothing runs */
 	const struct agent_ext *ext;	/* more tools; NULL none */
-	int		 job_worker;	/* a job's worker: answers resume
-					 * here, never go to job_answer */
 	agent_event_fn	 on_event;
 	void		*ctx;
 };

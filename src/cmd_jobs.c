@@ -551,7 +551,6 @@ worker(unsigned id)
 	o.session = arena_printf(&app.perm, "job-%u", id);
 	o.agent = *to ? to : NULL;
 	o.on_event = quiet;
-	o.job_worker = 1;
 	memset(&jw, 0, sizeof(jw));
 	jw.b = &board, jw.id = id, jw.now = now;
 	jw.agent = *to ? to : "entry";

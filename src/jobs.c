@@ -748,6 +748,10 @@ board_pause(struct board *b, unsigned id, unsigned wait, const char *why,
 	return finish(b, id, RUN_BLOCKED, why, now, wait);
 }
 
+/* This process is a job's worker (job_worker_ext): its answers resume
+ * the turn, job_answer leaves them alone. */
+static int in_worker;
+
 /* Store the answer on job j (the lock is held): an event, then the job,
  * todo again. */
 static int
@@ -782,7 +786,7 @@ job_answer(struct arena *a, const struct cfg *c, const char *session,
 	char *dir, *t = NULL;
 	int r;
 
-	if (strncmp(session, "job-", 4) != 0 ||
+	if (in_worker || strncmp(session, "job-", 4) != 0 ||
 	    (id = job_num(session + 4)) <= 0 || id > 1L << 30)
 		return 0;
 	*msg = "the job board cannot be opened";
@@ -1135,6 +1139,7 @@ void
 job_worker_ext(struct job_worker *w, struct agent_ext *x)
 {
 	memset(x, 0, sizeof(*x));
+	in_worker = 1;
 	x->tools = w_tools;
 	x->call = w_call;
 	x->ctx = w;
