@@ -3473,8 +3473,15 @@ answer(struct agent *ag, int approve, const char *text, size_t n,
 	/* A job's paused turn goes on in its worker, with the job's tools. */
 	if (ag->session != NULL && (e = job_answer(&ag->turn, ag->cfg,
 	    ag->session, approve < 0 ? JOB_ANS_TEXT : approve ?
-	    JOB_ANS_APPROVE : JOB_ANS_DENY, text, n, final)) != 0)
+	    JOB_ANS_APPROVE : JOB_ANS_DENY, text, n, final)) != 0) {
+		/* Said for --json and SSE; not logged: the turn is not here. */
+		ev_begin(ag, &ev, e > 0 ? "final" : "error");
+		json_key(&ev.w, e > 0 ? "text" : "message");
+		json_put_str(&ev.w, *final);
+		ev.t.text = *final;
+		ev_end(ag, &ev, 0);
 		return e > 0 ? AG_OK : AG_FAIL;
+	}
 #endif
 	turn_begin(ag);
 	if ((e = rebuild(ag, fs, &top)) != 0) {
