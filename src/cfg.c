@@ -132,7 +132,6 @@ static const struct key keys[] = {
 	{ "jobs.backoff", K_UINT, F(jobs.backoff_s), 0, 0, 86400 },
 	{ "jobs.compact_at", K_SIZE, F(jobs.compact_at), 0, 4u << 10,
 	    16u << 20 },
-	{ "jobs.keep_days", K_UINT, F(jobs.keep_days), 0, 1, 36500 },
 #endif
 };
 

@@ -118,7 +118,6 @@
  *	  retries: 2                  # runs after a failed one [--tries]
  *	  backoff: 60                 # seconds before a retry, doubling
  *	  compact_at: 64k             # rewrite the journal above this size
- *	  keep_days: 30               # prune: done/failed jobs kept [--older]
  *
  * The workspace may not hold the configuration, the state folder, the
  * CA file, a skills folder or the commands folder, nor lie inside a
@@ -212,7 +211,6 @@ struct cfg {
 		unsigned	 max_parallel, retries, backoff_s;
 		size_t		 compact_at;
 		unsigned	 every_s;	/* serve runs run-due; 0 never */
-		unsigned	 keep_days;	/* prune's default; 0: 30 */
 	}		 jobs;
 	struct {
 		const char	*listen;

@@ -33,11 +33,8 @@
  *                 (default UTC)
  * --max N         run-due: jobs run at once, each in its own process
  *                 (default: jobs.max_parallel)
- * --older DAYS    prune: done and failed jobs last changed more than DAYS
- *                 ago go (default: jobs.keep_days, 30); archived ones
- *                 always; never a parent of a job not yet finished, nor
- *                 the newest job (ids are not used twice). The journal is
- *                 rewritten without them at once.
+ * --older DAYS    prune: archived jobs, and finished ones older than DAYS
+ *                 (30), leave the journal
  *
  * SPEC: hourly, daily, weekly, monthly, "@every 15m", or five cron fields
  * ("0,30 9-17 * * mon-fri"). run-due (from cron or a procd timer) turns
@@ -47,11 +44,9 @@
  * A run reports through the tools job_show, job_complete (the result,
  * checked against --schema), job_block (what it needs from a person) and
  * job_comment. A run that completes makes the job done; one that blocks
- * blocks it (unblock TEXT goes on, TEXT added to the input); one whose
- * turn waits on a person (ask_user, an approval) blocks it too, and
- * `skillbox answer job-ID TEXT|--approve|--deny [REASON]` (or unblock ID
- * TEXT, for a question) stores the answer: the next run-due resumes that
- * turn with it (show prints the command); one that fails, crashes, breaks
+ * blocks it (unblock TEXT goes on, TEXT added to the input), as one
+ * that waits on a person does: show says how to answer, the next run-due
+ * goes on with the answer; one that fails, crashes, breaks
  * the schema or ends without
  * job_complete or job_block is tried again after the backoff, and the job
  * fails when its tries are spent; one out of time fails it.
@@ -108,21 +103,24 @@ fail(const char *what, int e)
 	return EXIT_FAIL;
 }
 
+/* Open the board of configuration c (NULL: load it) into `board`. */
 static int
-open_board(void)
+open_board(const struct cfg *c)
 {
 	char why[320], *dir;
 	int e;
 
-	if ((e = cfg_load(&jcfg, &app.perm, app.config, why, sizeof(why)))) {
+	if (c == NULL && (e = cfg_load(&jcfg, &app.perm, app.config, why,
+	    sizeof(why)))) {
 		if (e == -E_NOMEM)
 			return cmd_nomem("loading the configuration");
 		log_err("%s", why);
 		return EXIT_FAIL;
 	}
-	if ((dir = arena_printf(&app.perm, "%s/jobs", jcfg.state_dir)) == NULL)
+	c = c ? c : &jcfg;
+	if ((dir = arena_printf(&app.perm, "%s/jobs", c->state_dir)) == NULL)
 		return cmd_nomem("opening the board");
-	if ((e = board_open(&board, dir, jcfg.jobs.compact_at)) != 0)
+	if ((e = board_open(&board, dir, c->jobs.compact_at)) != 0)
 		return fail(dir, e);
 	return 0;
 }
@@ -144,20 +142,13 @@ static void
 print_answer_hint(const struct job *j)
 {
 	if (j->st == JOB_TODO && (j->ans_kind & 3))
-		printf("answered: the next run-due resumes its turn in session "
-		    "%s\n", j->session);
-	if (j->st != JOB_BLOCKED)
-		return;
-	if (j->wait == JOB_WAIT_APPROVAL)
-		printf("answer: skillbox answer %s --approve   (or: skillbox "
-		    "answer %s --deny 'REASON')\n", j->session, j->session);
-	else if (j->wait == JOB_WAIT_QUESTION)
-		printf("answer: skillbox answer %s 'TEXT'   (or: skillbox jobs "
-		    "unblock %u 'TEXT')\n", j->session, j->id);
-	else
+		puts("answered: the next run-due goes on");
+	if (j->st == JOB_BLOCKED && j->wait)
+		printf("answer: skillbox answer %s %s\n", j->session,
+		    j->wait == JOB_WAIT_APPROVAL ? "--approve (or --deny "
+		    "'REASON')" : "'TEXT'");
+	else if (j->st == JOB_BLOCKED)
 		printf("answer: skillbox jobs unblock %u 'TEXT'\n", j->id);
-	if (j->session != NULL)
-		printf("session: %s\n", j->session);
 }
 
 static void
@@ -289,9 +280,8 @@ change(const char *sub, unsigned id, const char *text)
 	}
 	if (sub[0] == 'u' && j->st == JOB_BLOCKED && j->wait &&
 	    (j->wait == JOB_WAIT_APPROVAL || text == NULL)) {
-		log_err("jobs: unblock: job %u waits on %s", id,
-		    j->wait == JOB_WAIT_APPROVAL ? "an approval: answer it "
-		    "with skillbox answer" : "an answer: unblock ID TEXT");
+		log_err("jobs: unblock: job %u waits on an %s", id,
+		    j->wait == JOB_WAIT_APPROVAL ? "approval" : "answer");
 		return EXIT_FAIL;
 	}
 	if ((e = board_event(&board, id, sub, text, now())) != 0)
@@ -319,16 +309,12 @@ change(const char *sub, unsigned id, const char *text)
 static int
 prune(const struct jopt *o)
 {
-	long days = o->older >= 0 ? o->older : jcfg.jobs.keep_days ?
-	    (long)jcfg.jobs.keep_days : 30;
+	long days = o->older >= 0 ? o->older : 30;
 	int n;
 
 	if ((n = board_prune(&board, now() - days * 86400LL)) < 0)
 		return fail("prune", n);
-	if (o->json)
-		printf("{\"pruned\":%d}\n", n);
-	else
-		printf("%d\n", n);
+	printf("%d\n", n);
 	return EXIT_OK;
 }
 
@@ -455,6 +441,69 @@ job_text(const struct job *j)
 	return sb.err ? NULL : sb.p;
 }
 
+/* A process that runs a job's turn (worker): its answers resume the
+ * turn, job_answer leaves them alone. */
+static int in_worker;
+
+/* Store the answer on job j (the lock is held): an event, then the job,
+ * todo again. */
+static int
+answer_put(struct job *j, unsigned kind, const char *text)
+{
+	struct job n = *j;
+	int r;
+
+	if ((r = board_event(&board, j->id, kind == JOB_ANS_APPROVE ?
+	    "approved" : kind == JOB_ANS_DENY ? "denied" : "answered", text,
+	    now())) != 0)
+		return r;
+	n.st = JOB_TODO, n.why = NULL, n.next = 0, n.wait = 0;
+	n.ans_kind = kind, n.ans = text;
+	return board_put(&board, &n);
+}
+
+/* see jobs.h: here, for this file's board */
+int
+job_answer(struct arena *a, const struct cfg *c, const char *session,
+    unsigned kind, const char *text, size_t n, const char **msg)
+{
+	struct job *j;
+	long long id;
+	char *t = NULL;
+	int r;
+
+	if (in_worker || strncmp(session, "job-", 4) != 0 ||
+	    (id = job_num(session + 4)) <= 0 || id > 1L << 30)
+		return 0;
+	*msg = "the job board: an I/O error or no memory";
+	if ((text != NULL && (t = arena_strndup(a, text, n)) == NULL) ||
+	    open_board(c) != 0)
+		return -1;
+	if (board_lock(&board) != 0) {
+		board_close(&board);
+		return -1;
+	}
+	j = board_job(&board, (unsigned)id);
+	if (j == NULL || j->session == NULL || strcmp(j->session, session))
+		r = 0;
+	else if (!(j->st == JOB_BLOCKED && j->wait) &&
+	    !(j->st == JOB_TODO && (j->ans_kind & 3))) {
+		*msg = "this job waits on no answer";
+		r = -1;
+	} else if (answer_put(j, kind, t) != 0)
+		r = -1;
+	else {
+		*msg = arena_printf(a, "job %lld: the answer is stored; the "
+		    "next run-due goes on with it", id);
+		r = 1;
+	}
+	board_unlock(&board);
+	board_close(&board);
+	if (*msg == NULL)
+		*msg = "no memory";
+	return r;
+}
+
 static void
 quiet(void *ctx, const struct agent_event *e)
 {
@@ -551,6 +600,7 @@ worker(unsigned id)
 	o.session = arena_printf(&app.perm, "job-%u", id);
 	o.agent = *to ? to : NULL;
 	o.on_event = quiet;
+	in_worker = 1;
 	memset(&jw, 0, sizeof(jw));
 	jw.b = &board, jw.id = id, jw.now = now;
 	jw.agent = *to ? to : "entry";
@@ -675,7 +725,7 @@ jobs_main(const char *sub, struct jopt *o, int argc, char **argv)
 	long id = argc > 0 ? num(argv[0], 1L << 30) : -1;
 	int r;
 
-	if ((r = open_board()) != 0)
+	if ((r = open_board(NULL)) != 0)
 		return r;
 	if (strcmp(sub, "run-due") == 0)
 		return argc ? cmd_usage("jobs", "run-due: no arguments") :

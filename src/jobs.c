@@ -7,7 +7,6 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "agent.h"
@@ -748,79 +747,6 @@ board_pause(struct board *b, unsigned id, unsigned wait, const char *why,
 	return finish(b, id, RUN_BLOCKED, why, now, wait);
 }
 
-/* This process is a job's worker (job_worker_ext): its answers resume
- * the turn, job_answer leaves them alone. */
-static int in_worker;
-
-/* Store the answer on job j (the lock is held): an event, then the job,
- * todo again. */
-static int
-answer_put(struct board *b, struct job *j, unsigned kind, const char *text,
-    long long now)
-{
-	struct job n;
-	char *ev;
-	int r;
-
-	ev = arena_printf(&b->a, "%s%s%s", kind == JOB_ANS_APPROVE ?
-	    "approved" : kind == JOB_ANS_DENY ? "denied" : "", text &&
-	    kind != JOB_ANS_TEXT ? ": " : "", text ? text : "");
-	if (ev == NULL)
-		return -E_NOMEM;
-	n = *j;
-	if ((r = board_event(b, j->id, "answer", ev, now)) != 0)
-		return r;
-	n.st = JOB_TODO, n.why = NULL, n.next = 0, n.wait = 0;
-	n.ans_kind = kind, n.ans = text;
-	return board_put(b, &n);
-}
-
-/* see jobs.h */
-int
-job_answer(struct arena *a, const struct cfg *c, const char *session,
-    unsigned kind, const char *text, size_t n, const char **msg)
-{
-	struct board b;
-	struct job *j;
-	long long id;
-	char *dir, *t = NULL;
-	int r;
-
-	if (in_worker || strncmp(session, "job-", 4) != 0 ||
-	    (id = job_num(session + 4)) <= 0 || id > 1L << 30)
-		return 0;
-	*msg = "the job board cannot be opened";
-	if ((dir = arena_printf(a, "%s/jobs", c->state_dir)) == NULL ||
-	    (text != NULL && (t = arena_strndup(a, text, n)) == NULL))
-		return -1;
-	if (board_open(&b, dir, c->jobs.compact_at) != 0)
-		return -1;
-	if ((r = board_lock(&b)) != 0) {
-		board_close(&b);
-		return -1;
-	}
-	j = board_job(&b, (unsigned)id);
-	if (j == NULL || j->session == NULL || strcmp(j->session, session))
-		r = 0;
-	else if (!(j->st == JOB_BLOCKED && j->wait) &&
-	    !(j->st == JOB_TODO && (j->ans_kind & 3))) {
-		*msg = arena_printf(a, "job %lld is %s: it waits on no answer",
-		    id, job_status_name(job_status(&b, j)));
-		r = -1;
-	} else if (answer_put(&b, j, kind, t, (long long)time(NULL)) != 0)
-		r = -1;
-	else {
-		*msg = arena_printf(a, "job %lld: the answer is stored; the "
-		    "next `skillbox jobs run-due` resumes its turn with it", id);
-		r = 1;
-	}
-	board_unlock(&b);
-	board_close(&b);
-	if (*msg == NULL)
-		*msg = "out of memory";
-	return r;
-}
-
 /* 1 when job j may be pruned (see board_prune). */
 static int
 prunable(const struct board *b, const struct job *j, long long before,
@@ -1139,7 +1065,6 @@ void
 job_worker_ext(struct job_worker *w, struct agent_ext *x)
 {
 	memset(x, 0, sizeof(*x));
-	in_worker = 1;
 	x->tools = w_tools;
 	x->call = w_call;
 	x->ctx = w;

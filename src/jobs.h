@@ -146,8 +146,8 @@ int	board_pause(struct board *b, unsigned id, unsigned wait,
  * session's paused turn given outside the job's worker (see the top):
  * 1 when the session is a job's that waits on it, stored (*msg says what
  * comes next), -1 refused or failed (*msg why), 0 the session is no job's
- * (answer it as any), or this process is a worker (it called
- * job_worker_ext: it resumes the turn itself). Text in a. */
+ * (answer it as any), or this process is a worker (it resumes the turn
+ * itself). Text in a. In cmd_jobs.c, with its board. */
 struct cfg;
 int	job_answer(struct arena *a, const struct cfg *c, const char *session,
 	    unsigned kind, const char *text, size_t n, const char **msg);
