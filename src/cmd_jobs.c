@@ -44,12 +44,11 @@
  * A run reports through the tools job_show, job_complete (the result,
  * checked against --schema), job_block (what it needs from a person) and
  * job_comment. A run that completes makes the job done; one that blocks
- * blocks it (unblock TEXT goes on, TEXT added to the input), as one
- * that waits on a person does: show says how to answer, the next run-due
- * goes on with the answer; one that fails, crashes, breaks
- * the schema or ends without
- * job_complete or job_block is tried again after the backoff, and the job
- * fails when its tries are spent; one out of time fails it.
+ * blocks it (unblock TEXT goes on, TEXT added to the input), as one that
+ * waits on a person does: show says how to answer, the next run-due goes
+ * on with the answer; one that fails, crashes, breaks the schema or ends
+ * without job_complete or job_block is tried again after the backoff, and
+ * the job fails when its tries are spent; one out of time fails it.
  * SKILLBOX_NOW=SECONDS (tests only) sets the clock the board uses.
  * Exit status: 0 ok, 1 no such job or an I/O error, 2 usage. */
 #include <errno.h>
