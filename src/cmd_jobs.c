@@ -516,13 +516,10 @@ wait_why(struct agent *ag)
 	const char *q = agent_question(ag);
 	size_t n = strlen(q);
 
-	if (!agent_approval(ag))
+	/* "Approve TOOL ARGS (agent A; RULE)?" (agent.c's gate) */
+	if (!agent_approval(ag) || n < 10)
 		return q;
-	/* "Approve TOOL ARGS (agent A; RULE)?" */
-	if (strncmp(q, "Approve ", 8) == 0 && n > 9)
-		return arena_printf(&app.perm, "approval: %.*s", (int)n - 9,
-		    q + 8);
-	return arena_printf(&app.perm, "approval: %s", q);
+	return arena_printf(&app.perm, "approval: %.*s", (int)n - 9, q + 8);
 }
 
 /* The turn of a run: a paused one goes on with the person's answer
