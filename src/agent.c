@@ -27,6 +27,9 @@
 #include "slog.h"
 #include "str.h"
 #include "switches.h"
+#if SKILLBOX_JOBS
+#include "jobs.h"
+#endif
 #include "tool.h"
 
 #define MAX_DEPTH	3		/* entry -> skill -> skill -> skill */
@@ -3490,6 +3493,20 @@ answer(struct agent *ag, int approve, const char *text, size_t n,
 		*final = "this session waits on another kind of answer";
 		return AG_FAIL;
 	}
+#if SKILLBOX_JOBS
+	/* A job's paused turn goes on in its worker, with the job's tools. */
+	if (ag->session != NULL && (e = job_answer(&ag->turn, ag->cfg,
+	    ag->session, approve < 0 ? JOB_ANS_TEXT : approve ?
+	    JOB_ANS_APPROVE : JOB_ANS_DENY, text, n, final)) != 0) {
+		/* Said for --json and SSE; not logged: the turn is not here. */
+		ev_begin(ag, &ev, e > 0 ? "final" : "error");
+		json_key(&ev.w, e > 0 ? "text" : "message");
+		json_put_str(&ev.w, *final);
+		ev.t.text = *final;
+		ev_end(ag, &ev, 0);
+		return e > 0 ? AG_OK : AG_FAIL;
+	}
+#endif
 	turn_begin(ag);
 	if ((e = rebuild(ag, fs, &top)) != 0) {
 		snprintf(ag->why, sizeof(ag->why), "cannot resume the paused "

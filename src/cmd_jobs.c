@@ -8,6 +8,8 @@
  *        skillbox jobs unblock ID [TEXT]
  *        skillbox jobs comment ID TEXT
  *        skillbox jobs cancel ID
+ *        skillbox jobs archive ID
+ *        skillbox jobs prune [--older DAYS]
  *        skillbox jobs schedule add [--tz TZ] [--to AGENT] SPEC TITLE [INPUT]
  *        skillbox jobs schedule list [--json]
  *        skillbox jobs schedule rm ID
@@ -31,6 +33,8 @@
  *                 (default UTC)
  * --max N         run-due: jobs run at once, each in its own process
  *                 (default: jobs.max_parallel)
+ * --older DAYS    prune: archived jobs, and finished ones older than DAYS
+ *                 (30), leave the journal
  *
  * SPEC: hourly, daily, weekly, monthly, "@every 15m", or five cron fields
  * ("0,30 9-17 * * mon-fri"). run-due (from cron or a procd timer) turns
@@ -40,10 +44,11 @@
  * A run reports through the tools job_show, job_complete (the result,
  * checked against --schema), job_block (what it needs from a person) and
  * job_comment. A run that completes makes the job done; one that blocks
- * or asks the person blocks it (unblock TEXT goes on, TEXT added to the
- * input); one that fails, crashes, breaks the schema or ends without
- * job_complete or job_block is tried again after the backoff, and the job
- * fails when its tries are spent; one out of time fails it.
+ * blocks it (unblock TEXT goes on, TEXT added to the input), as one that
+ * waits on a person does: show says how to answer, the next run-due goes
+ * on with the answer; one that fails, crashes, breaks the schema or ends
+ * without job_complete or job_block is tried again after the backoff, and
+ * the job fails when its tries are spent; one out of time fails it.
  * SKILLBOX_NOW=SECONDS (tests only) sets the clock the board uses.
  * Exit status: 0 ok, 1 no such job or an I/O error, 2 usage. */
 #include <errno.h>
@@ -69,6 +74,7 @@
 
 struct jopt {
 	int		 json, all, max, tries;
+	long		 older;
 	long		 backoff, timeout;
 	const char	*to, *budget, *schema, *tz;
 	unsigned	 parents[JOB_MAX_PARENTS], nparents;
@@ -96,21 +102,24 @@ fail(const char *what, int e)
 	return EXIT_FAIL;
 }
 
+/* Open the board of configuration c (NULL: load it) into `board`. */
 static int
-open_board(void)
+open_board(const struct cfg *c)
 {
 	char why[320], *dir;
 	int e;
 
-	if ((e = cfg_load(&jcfg, &app.perm, app.config, why, sizeof(why)))) {
+	if (c == NULL && (e = cfg_load(&jcfg, &app.perm, app.config, why,
+	    sizeof(why)))) {
 		if (e == -E_NOMEM)
 			return cmd_nomem("loading the configuration");
 		log_err("%s", why);
 		return EXIT_FAIL;
 	}
-	if ((dir = arena_printf(&app.perm, "%s/jobs", jcfg.state_dir)) == NULL)
+	c = c ? c : &jcfg;
+	if ((dir = arena_printf(&app.perm, "%s/jobs", c->state_dir)) == NULL)
 		return cmd_nomem("opening the board");
-	if ((e = board_open(&board, dir, jcfg.jobs.compact_at)) != 0)
+	if ((e = board_open(&board, dir, c->jobs.compact_at)) != 0)
 		return fail(dir, e);
 	return 0;
 }
@@ -125,6 +134,20 @@ num(const char *s, long max)
 	for (; *s >= '0' && *s <= '9' && v <= max; s++)
 		v = v * 10 + (*s - '0');
 	return *s != '\0' || v > max ? -1 : v;
+}
+
+/* For a blocked job: the command that answers what it waits on. */
+static void
+print_answer_hint(const struct job *j)
+{
+	if (j->st == JOB_TODO && (j->ans_kind & 3))
+		puts("answered: the next run-due goes on");
+	if (j->st == JOB_BLOCKED && j->wait)
+		printf("answer: skillbox answer %s %s\n", j->session,
+		    j->wait == JOB_WAIT_APPROVAL ? "--approve (or --deny "
+		    "'REASON')" : "'TEXT'");
+	else if (j->st == JOB_BLOCKED)
+		printf("answer: skillbox jobs unblock %u 'TEXT'\n", j->id);
 }
 
 static void
@@ -148,6 +171,7 @@ print_job(const struct job *j)
 		printf("next try in: %llds\n", j->next - now());
 	if (j->why)
 		printf("why: %s\n", j->why);
+	print_answer_hint(j);
 	printf("input: %s\n", j->input);
 	if (j->result)
 		printf("result: %s\n", j->result);
@@ -234,7 +258,8 @@ add(const struct jopt *o, int argc, char **argv)
 	return EXIT_OK;
 }
 
-/* block, unblock, comment, cancel: an event, and the job's status. */
+/* block, unblock, comment, cancel, archive: an event, and the job's
+ * status. */
 static int
 change(const char *sub, unsigned id, const char *text)
 {
@@ -245,7 +270,26 @@ change(const char *sub, unsigned id, const char *text)
 		    job_status_name(board_job(&board, id)->st));
 		return EXIT_FAIL;
 	}
+	if (e == -E_BUSY) {
+		log_err("jobs: unblock: job %u waits on an %s", id,
+		    board_job(&board, id)->wait == JOB_WAIT_APPROVAL ?
+		    "approval" : "answer");
+		return EXIT_FAIL;
+	}
 	return e != 0 ? fail(sub, e) : EXIT_OK;
+}
+
+/* Drop old finished jobs from the board (board_prune). */
+static int
+prune(const struct jopt *o)
+{
+	long days = o->older >= 0 ? o->older : 30;
+	int n;
+
+	if ((n = board_prune(&board, now() - days * 86400LL)) < 0)
+		return fail("prune", n);
+	printf("%d\n", n);
+	return EXIT_OK;
 }
 
 static int
@@ -371,25 +415,104 @@ job_text(const struct job *j)
 	return sb.err ? NULL : sb.p;
 }
 
-/* What a person said last (unblock TEXT or a comment): the answer to a
- * paused turn's question. The input when nobody said anything. */
-static const char *
-last_said(const struct job *j)
-{
-	const struct job_event *e;
-	const char *s = j->input;
+/* A process that runs a job's turn (worker): its answers resume the
+ * turn, job_answer leaves them alone. */
+static int in_worker;
 
-	for (e = j->ev; e != NULL; e = e->next)
-		if (e->text != NULL && (strcmp(e->kind, "comment") == 0 ||
-		    strcmp(e->kind, "unblock") == 0))
-			s = e->text;
-	return arena_strdup(&app.perm, s);
+/* Store the answer on job j (the lock is held): an event, then the job,
+ * todo again. */
+static int
+answer_put(struct job *j, unsigned kind, const char *text)
+{
+	struct job n = *j;
+	int r;
+
+	if ((r = board_event(&board, j->id, kind == JOB_ANS_APPROVE ?
+	    "approved" : kind == JOB_ANS_DENY ? "denied" : "answered", text,
+	    now())) != 0)
+		return r;
+	n.st = JOB_TODO, n.why = NULL, n.next = 0, n.wait = 0;
+	n.ans_kind = kind, n.ans = text;
+	return board_put(&board, &n);
+}
+
+/* see jobs.h: here, for this file's board */
+int
+job_answer(struct arena *a, const struct cfg *c, const char *session,
+    unsigned kind, const char *text, size_t n, const char **msg)
+{
+	struct job *j;
+	long long id;
+	char *t = NULL;
+	int r;
+
+	if (in_worker || strncmp(session, "job-", 4) != 0 ||
+	    (id = job_num(session + 4)) <= 0 || id > 1L << 30)
+		return 0;
+	*msg = "the job board: an I/O error or no memory";
+	if ((text != NULL && (t = arena_strndup(a, text, n)) == NULL) ||
+	    open_board(c) != 0)
+		return -1;
+	if (board_lock(&board) != 0) {
+		board_close(&board);
+		return -1;
+	}
+	j = board_job(&board, (unsigned)id);
+	if (j == NULL || j->session == NULL || strcmp(j->session, session))
+		r = 0;
+	else if (!(j->st == JOB_BLOCKED && j->wait) &&
+	    !(j->st == JOB_TODO && (j->ans_kind & 3))) {
+		*msg = "this job waits on no answer";
+		r = -1;
+	} else if (answer_put(j, kind, t) != 0)
+		r = -1;
+	else {
+		*msg = arena_printf(a, "job %lld: the answer is stored; the "
+		    "next run-due goes on with it", id);
+		r = 1;
+	}
+	board_unlock(&board);
+	board_close(&board);
+	if (*msg == NULL)
+		*msg = "no memory";
+	return r;
 }
 
 static void
 quiet(void *ctx, const struct agent_event *e)
 {
 	(void)ctx, (void)e;
+}
+
+/* What a paused turn waits on, for the job's why. */
+static const char *
+wait_why(struct agent *ag)
+{
+	const char *q = agent_question(ag);
+	size_t n = strlen(q);
+
+	/* "Approve TOOL ARGS (agent A; RULE)?" (agent.c's gate) */
+	if (!agent_approval(ag) || n < 10)
+		return q;
+	return arena_printf(&app.perm, "approval: %.*s", (int)n - 9, q + 8);
+}
+
+/* The turn of a run: a paused one goes on with the person's answer
+ * (resume: JOB_ANS_*), or waits again without asking the model; else the
+ * job's text is a new turn. */
+static enum agent_status
+job_turn(struct agent *ag, unsigned resume, const char *ans, const char *in,
+    const char **final)
+{
+	if (agent_question(ag) == NULL)
+		return agent_turn(ag, in, strlen(in), final);
+	if (resume == JOB_ANS_TEXT && !agent_approval(ag))
+		return agent_answer(ag, ans ? ans : "", ans ? strlen(ans) : 0,
+		    final);
+	if (resume > JOB_ANS_TEXT && agent_approval(ag))
+		return agent_decide(ag, resume == JOB_ANS_APPROVE, ans, final);
+	*final = agent_question(ag);
+	return AG_WAIT;
 }
 
 /* A worker: claim job id, run one turn, record the outcome. The exit
@@ -405,8 +528,9 @@ worker(unsigned id)
 	struct job *j, n;
 	enum agent_status st;
 	enum job_outcome out;
-	const char *final = NULL, *text, *to, *ans;
+	const char *final = NULL, *to, *ans;
 	char why[320], *in;
+	unsigned resume;
 	double money;
 	int e;
 
@@ -418,19 +542,24 @@ worker(unsigned id)
 		return 0;
 	}
 	n = *j;
-	n.st = JOB_RUNNING, n.tries++;
+	/* Resuming a paused turn with its answer is the same try. */
+	resume = n.ans_kind & 3;
+	if (resume == 0 || (n.ans_kind & JOB_ANS_TRIED))
+		n.tries++;
+	n.st = JOB_RUNNING;
 	n.pid = getpid(), n.pstart = job_pid_start(n.pid);
-	if (board_put(&board, &n) != 0 || (in = job_text(board_job(&board,
-	    id))) == NULL) {
+	n.session = arena_printf(&app.perm, "job-%u", id);
+	if (n.session == NULL || board_put(&board, &n) != 0 ||
+	    (in = job_text(board_job(&board, id))) == NULL) {
 		board_unlock(&board);
 		return 1;
 	}
 	/* Out of the board's arena: every later lock rebuilds it. */
 	n = *board_job(&board, id);
 	to = arena_strdup(&app.perm, n.to);
-	ans = last_said(&n);
+	ans = n.ans ? arena_strdup(&app.perm, n.ans) : NULL;
 	board_unlock(&board);
-	if (to == NULL || ans == NULL)
+	if (to == NULL || (n.ans && ans == NULL))
 		return 1;
 	if (n.timeout > 0) {
 		jcfg.limits.time_s = (unsigned)n.timeout;
@@ -442,18 +571,16 @@ worker(unsigned id)
 	o.session = arena_printf(&app.perm, "job-%u", id);
 	o.agent = *to ? to : NULL;
 	o.on_event = quiet;
+	in_worker = 1;
 	memset(&jw, 0, sizeof(jw));
 	jw.b = &board, jw.id = id, jw.now = now;
 	jw.agent = *to ? to : "entry";
 	job_worker_ext(&jw, &x);
 	o.ext = &x;
 	ag = agent_new(&app.perm, &jcfg, &o, &e, why, sizeof(why));
-	if (ag == NULL) {
-		st = AG_FAIL, final = why;
-	} else if (agent_question(ag) != NULL && !agent_approval(ag)) {
-		st = agent_answer(ag, ans, strlen(ans), &final);
-	} else
-		st = agent_turn(ag, in, strlen(in), &final);
+	st = ag == NULL ? AG_FAIL : job_turn(ag, resume, ans, in, &final);
+	if (ag == NULL)
+		final = why;
 	switch (st) {
 	case AG_OK: case AG_EXIT:
 		out = jw.done == 1 ? RUN_COMPLETED : jw.done == 2 ?
@@ -461,14 +588,15 @@ worker(unsigned id)
 		final = jw.done ? jw.text : "the run ended without job_complete "
 		    "or job_block";
 		break;
-	case AG_WAIT: out = RUN_BLOCKED; final = agent_question(ag); break;
+	case AG_WAIT: out = RUN_BLOCKED; final = wait_why(ag); break;
 	case AG_LIMIT: out = RUN_TIMED_OUT; break;
 	default: out = RUN_GAVE_UP; break;
 	}
-	text = final;
 	if (board_lock(&board) != 0)
 		return 1;
-	e = board_finish(&board, id, out, text, now());
+	e = st == AG_WAIT ? board_pause(&board, id, agent_approval(ag) ?
+	    JOB_WAIT_APPROVAL : JOB_WAIT_QUESTION, final, now()) :
+	    board_finish(&board, id, out, final, now());
 	board_unlock(&board);
 	if (ag != NULL)
 		agent_close(ag);
@@ -568,7 +696,7 @@ jobs_main(const char *sub, struct jopt *o, int argc, char **argv)
 	long id = argc > 0 ? num(argv[0], 1L << 30) : -1;
 	int r;
 
-	if ((r = open_board()) != 0)
+	if ((r = open_board(NULL)) != 0)
 		return r;
 	if (strcmp(sub, "run-due") == 0)
 		return argc ? cmd_usage("jobs", "run-due: no arguments") :
@@ -581,6 +709,8 @@ jobs_main(const char *sub, struct jopt *o, int argc, char **argv)
 		r = argc ? cmd_usage("jobs", "list: no arguments") : list(o);
 	else if (strcmp(sub, "schedule") == 0)
 		r = sched_cmd(o, argc, argv);
+	else if (strcmp(sub, "prune") == 0)
+		r = argc ? cmd_usage("jobs", "prune: no arguments") : prune(o);
 	else if (id <= 0)
 		r = cmd_usage("jobs", "%s: want a job ID", sub);
 	else if (strcmp(sub, "show") == 0 && argc == 1)
@@ -590,7 +720,8 @@ jobs_main(const char *sub, struct jopt *o, int argc, char **argv)
 		r = change(sub, (unsigned)id, argc > 1 ? argv[1] : NULL);
 	else if (strcmp(sub, "comment") == 0 && argc == 2)
 		r = change(sub, (unsigned)id, argv[1]);
-	else if (strcmp(sub, "cancel") == 0 && argc == 1)
+	else if ((strcmp(sub, "cancel") == 0 || strcmp(sub, "archive") == 0) &&
+	    argc == 1)
 		r = change(sub, (unsigned)id, NULL);
 	else
 		r = cmd_usage("jobs", "'%s': bad sub-command or arguments",
@@ -616,6 +747,7 @@ cmd_jobs(int argc, char **argv)
 		{ "schema", required_argument, NULL, 's' },
 		{ "tz", required_argument, NULL, 'z' },
 		{ "max", required_argument, NULL, 'm' },
+		{ "older", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -626,7 +758,7 @@ cmd_jobs(int argc, char **argv)
 	int ch;
 
 	memset(&o, 0, sizeof(o));
-	o.backoff = -1;
+	o.backoff = o.older = -1;
 	if (argc > 1 && strcmp(argv[1], "--help") == 0)
 		return cmd_help("jobs");
 	if (argc < 2)
@@ -635,7 +767,7 @@ cmd_jobs(int argc, char **argv)
 	argc--, argv++;
 	optind = 0;
 	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		if (strchr("pnbTm", ch) && (v = num(optarg, 1L << 30)) < 0)
+		if (strchr("pnbTmo", ch) && (v = num(optarg, 1L << 30)) < 0)
 			return cmd_usage("jobs", "'%s': not a number", optarg);
 		switch (ch) {
 		case 'j': o.json = 1; break;
@@ -658,6 +790,7 @@ cmd_jobs(int argc, char **argv)
 		case 's': o.schema = optarg; break;
 		case 'z': o.tz = optarg; break;
 		case 'm': o.max = (int)v; break;
+		case 'o': o.older = v; break;
 		case 'h': return cmd_help("jobs");
 		default: return cmd_usage("jobs", "bad option");
 		}

@@ -1741,10 +1741,13 @@ jb_change(struct srv *s, struct conn *c, unsigned id, const char *kind)
 	if (e == -E_DENIED)
 		text = arena_printf(&c->a, "job %u is %s", id,
 		    job_status_name(board_job(&b, id)->st));
+	if (e == -E_BUSY)	/* a paused turn's: its answer endpoint */
+		text = arena_printf(&c->a, "job %u waits on a person: POST "
+		    "/api/v1/sessions/job-%u/answer", id, id);
 	jb_close(&b);
 	if (e == -E_NOENT)
 		return respond_err(s, c, 404, "not_found", "no such job", NULL);
-	if (e == -E_DENIED)
+	if (e == -E_DENIED || e == -E_BUSY)
 		return respond_err(s, c, 409, "conflict", text ? text :
 		    "not now", NULL);
 	return respond_err(s, c, 503, "server_error", "cannot write the job "

@@ -179,6 +179,8 @@ static const struct field job_fields_t[] = {
 	JF('L', backoff, "backoff"), JF('Q', made, "made"),
 	JF('Q', next, "next"), JF('Q', pid, "pid"), JF('Q', pstart, "pstart"),
 	JF('U', sched, "sched"), JF('Q', due, "due"),
+	JF('S', session, "session"), JF('U', wait, "wait"),
+	JF('U', ans_kind, "ans_kind"), JF('S', ans, "answer"),
 };
 #define SF(k, m, n)	{ n, k, offsetof(struct job_sched, m) }
 static const struct field sched_fields_t[] = {
@@ -679,10 +681,10 @@ board_event(struct board *b, unsigned id, const char *kind,
 	return append(b, &sb);
 }
 
-/* see jobs.h */
-int
-board_finish(struct board *b, unsigned id, enum job_outcome o,
-    const char *text, long long now)
+/* board_finish, and wait for board_pause. */
+static int
+finish(struct board *b, unsigned id, enum job_outcome o,
+    const char *text, long long now, unsigned wait)
 {
 	struct job *j = board_job(b, id), n;
 	char why[200], *msg;
@@ -707,12 +709,18 @@ board_finish(struct board *b, unsigned id, enum job_outcome o,
 		return -E_NOENT;
 	n = *j;
 	n.pid = n.pstart = 0;
+	/* An answer is used once; a worker that died may not have used it. */
+	n.wait = 0;
+	if (o == RUN_CRASHED && n.ans_kind)
+		n.ans_kind |= JOB_ANS_TRIED;
+	else
+		n.ans_kind = 0, n.ans = NULL;
 	if (n.st != JOB_RUNNING)	/* cancelled meanwhile */
 		return board_put(b, &n);
 	if (o == RUN_COMPLETED) {
 		n.st = JOB_DONE, n.result = text ? text : "", n.why = NULL;
 	} else if (o == RUN_BLOCKED) {
-		n.st = JOB_BLOCKED, n.why = text;
+		n.st = JOB_BLOCKED, n.why = text, n.wait = wait;
 	} else if (o != RUN_TIMED_OUT && n.tries < n.max_tries) {
 		n.st = JOB_TODO, n.why = text;
 		n.next = now + (n.backoff << MIN(n.tries ? n.tries - 1 : 0,
@@ -721,6 +729,69 @@ board_finish(struct board *b, unsigned id, enum job_outcome o,
 		n.st = JOB_FAILED, n.why = text;
 	}
 	return board_put(b, &n);
+}
+
+/* see jobs.h */
+int
+board_finish(struct board *b, unsigned id, enum job_outcome o,
+    const char *text, long long now)
+{
+	return finish(b, id, o, text, now, 0);
+}
+
+/* see jobs.h */
+int
+board_pause(struct board *b, unsigned id, unsigned wait, const char *why,
+    long long now)
+{
+	return finish(b, id, RUN_BLOCKED, why, now, wait);
+}
+
+/* 1 when job j may be pruned (see board_prune). */
+static int
+prunable(const struct board *b, const struct job *j, long long before,
+    unsigned newest)
+{
+	long long t = j->ev_last ? j->ev_last->t : j->made;
+	unsigned i, k;
+
+	if (j->id == newest || !(j->st == JOB_ARCHIVED || ((j->st ==
+	    JOB_DONE || j->st == JOB_FAILED) && t < before)))
+		return 0;
+	for (i = 0; i < b->njobs; i++) {
+		const struct job *c = b->jobs[i];
+
+		if (c->st == JOB_DONE || c->st == JOB_FAILED ||
+		    c->st == JOB_ARCHIVED)
+			continue;
+		for (k = 0; k < c->nparents; k++)
+			if (c->parents[k] == j->id)
+				return 0;
+	}
+	return 1;
+}
+
+/* see jobs.h */
+int
+board_prune(struct board *b, long long before)
+{
+	unsigned i, k, newest = 0;
+	int r, n = 0;
+
+	for (i = 0; i < b->njobs; i++)
+		newest = MAX(newest, b->jobs[i]->id);
+	/* Decided on the whole board first: a pruned job's children count
+	 * as they were. */
+	for (i = 0; i < b->njobs; i++)
+		if (prunable(b, b->jobs[i], before, newest))
+			b->jobs[i]->len = 0, n++;
+	if (n == 0)
+		return 0;
+	for (i = k = 0; i < b->njobs; i++)
+		if (b->jobs[i]->len != 0)
+			b->jobs[k++] = b->jobs[i];
+	b->njobs = k;
+	return (r = compact(b)) != 0 ? r : n;
 }
 
 /* see jobs.h */
@@ -1019,22 +1090,30 @@ board_change(struct board *b, unsigned id, const char *kind,
     const char *text, long long now)
 {
 	struct job *j = board_job(b, id), n;
-	int e;
+	int e, c = kind[1] == 'o';	/* comment */
 
 	if (j == NULL)
 		return -E_NOENT;
 	if ((kind[0] == 'b' && (j->st == JOB_DONE || j->st == JOB_ARCHIVED)) ||
 	    (kind[0] == 'u' && j->st != JOB_BLOCKED && j->st != JOB_FAILED) ||
-	    (strcmp(kind, "cancel") == 0 && j->st == JOB_ARCHIVED))
+	    (kind[0] == 'c' && !c && j->st == JOB_ARCHIVED) ||
+	    (kind[0] == 'a' && j->st != JOB_DONE && j->st != JOB_FAILED))
 		return -E_DENIED;
-	if ((e = board_event(b, id, kind, text, now)) != 0 ||
-	    strcmp(kind, "comment") == 0)
+	/* A paused turn's approval is answered by `skillbox answer`; its
+	 * question by that, or by unblock with the text. */
+	if (kind[0] == 'u' && j->st == JOB_BLOCKED && j->wait &&
+	    (j->wait == JOB_WAIT_APPROVAL || text == NULL))
+		return -E_BUSY;
+	if ((e = board_event(b, id, kind, text, now)) != 0 || c)
 		return e;
 	n = *board_job(b, id);
 	if (kind[0] == 'b') {
 		n.st = JOB_BLOCKED, n.why = text ? text : "blocked by hand";
 	} else if (kind[0] == 'u') {
-		n.st = JOB_TODO, n.why = NULL, n.next = 0;
+		/* TEXT answers the question its paused turn waits on. */
+		if (n.wait == JOB_WAIT_QUESTION)
+			n.ans_kind = JOB_ANS_TEXT, n.ans = text;
+		n.st = JOB_TODO, n.why = NULL, n.next = 0, n.wait = 0;
 		if (n.tries >= n.max_tries)
 			n.max_tries = n.tries + 1;
 	} else

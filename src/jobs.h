@@ -15,6 +15,20 @@
  * A job is `ready` (never stored) when it is todo, all its parents are
  * done and its next try is due. A running job records its worker's pid
  * and start time; a worker that is gone is reclaimed as crashed.
+ *
+ * A person in the loop: a run whose turn pauses on a person (the model's
+ * ask_user, or a call that needs approval) blocks the job with `wait` set
+ * and `why` the question (or "approval: TOOL ARGS ..."); the turn stays
+ * paused in the job's session (`session`, job-ID). The person answers as
+ * for any paused run: `skillbox answer job-ID TEXT|--approve|--deny
+ * [REASON]` or serve's POST /api/v1/sessions/job-ID/answer. agent.c hands
+ * that answer to job_answer, which does not resume the turn there (that
+ * process has neither the job's tools nor its limits): it stores the
+ * answer on the job, synced, and makes it todo. The next run-due's worker
+ * resumes the paused turn with it (agent_answer or agent_decide: the model
+ * is not asked again for the steps it took), and the job follows how that
+ * turn ends. A run that only resumes is not a new try; a worker that dies
+ * while resuming keeps the answer, and then its next run counts.
  */
 #ifndef JOBS_H
 #define JOBS_H
@@ -58,7 +72,16 @@ struct job {
 	long long	 due;
 	struct job_event *ev, *ev_last;
 	unsigned	 len;		/* of its journal line */
+	const char	*session;	/* where its runs are, once it ran */
+	unsigned	 wait;		/* blocked on its paused turn: JOB_WAIT_* */
+	unsigned	 ans_kind;	/* an answer not used yet: JOB_ANS_* */
+	const char	*ans;		/* its text, or the reason to deny */
 };
+
+enum { JOB_WAIT_QUESTION = 1, JOB_WAIT_APPROVAL };
+/* JOB_ANS_TRIED: a worker resuming with the answer died; the next run
+ * counts as a try. */
+enum { JOB_ANS_TEXT = 1, JOB_ANS_APPROVE, JOB_ANS_DENY, JOB_ANS_TRIED = 4 };
 
 struct job_sched {
 	unsigned	 id;
@@ -114,11 +137,14 @@ int	board_event(struct board *b, unsigned id, const char *kind,
 int	board_add(struct board *b, struct job *j, unsigned tries,
 	    long backoff);
 
-/* kind "block", "unblock", "comment" or "cancel" job id, with text (the
- * reason, the comment, what unblock adds; NULL none): an event, then the
- * job's new status. -E_NOENT, -E_DENIED when its status does not allow
- * it (blocking a done job, unblocking one neither blocked nor failed,
- * cancelling an archived one), else as board_put. */
+/* kind "block", "unblock", "comment", "cancel" or "archive" job id, with
+ * text (the reason, the comment, what unblock adds: the answer to the
+ * question a paused turn waits on; NULL none): an event, then the job's
+ * new status. -E_NOENT, -E_DENIED when its status does not allow it
+ * (blocking a done job, unblocking one neither blocked nor failed,
+ * cancelling an archived one, archiving one not done or failed),
+ * -E_BUSY for unblocking a paused turn's approval (skillbox answer) or
+ * its question without text, else as board_put. */
 int	board_change(struct board *b, unsigned id, const char *kind,
 	    const char *text, long long now);
 
@@ -127,6 +153,28 @@ int	board_change(struct board *b, unsigned id, const char *kind,
  * failed. A schema violation of a completed result fails the run. */
 int	board_finish(struct board *b, unsigned id, enum job_outcome o,
 	    const char *text, long long now);
+
+/* board_finish for a run whose turn paused on a person: blocked, with
+ * wait (JOB_WAIT_*) and why the question. */
+int	board_pause(struct board *b, unsigned id, unsigned wait,
+	    const char *why, long long now);
+
+/* An answer (kind JOB_ANS_*, text the answer or reason, may be NULL) to
+ * session's paused turn given outside the job's worker (see the top):
+ * 1 when the session is a job's that waits on it, stored (*msg says what
+ * comes next), -1 refused or failed (*msg why), 0 the session is no job's
+ * (answer it as any), or this process is a worker (it resumes the turn
+ * itself). Text in a. In cmd_jobs.c, with its board. */
+struct cfg;
+int	job_answer(struct arena *a, const struct cfg *c, const char *session,
+	    unsigned kind, const char *text, size_t n, const char **msg);
+
+/* Drop from the board, and rewrite the journal without them at once (as
+ * a compaction does): archived jobs, and done or failed ones last changed
+ * (their last event) before `before`; never one that a job still todo,
+ * running or blocked has as a parent, nor the newest job (ids, and the
+ * sessions named after them, are never used twice). Count or <0. */
+int	board_prune(struct board *b, long long before);
 
 /* Reclaim running jobs whose worker is gone (as crashed). Count or <0. */
 int	board_reclaim(struct board *b, long long now);

@@ -132,6 +132,82 @@ save(const struct cfg *c, struct arena *a, struct persist_stats *st)
 		unlink(tmp);
 }
 
+#if SKILLBOX_JOBS
+/* The job board's journal, <dir>/jobs/journal, and its lock (flock'd by
+ * every change: jobs.h). 0, or -E_NOMEM. */
+static int
+jobs_paths(const char *dir, struct arena *a, char **d, char **j, char **l)
+{
+	if ((*d = arena_printf(a, "%s/jobs", dir)) == NULL ||
+	    (*j = arena_printf(a, "%s/journal", *d)) == NULL ||
+	    (*l = arena_printf(a, "%s/lock", *d)) == NULL)
+		return -E_NOMEM;
+	return 0;
+}
+
+/* The journal to flash when it changed (size or mtime), as a session is
+ * (written aside, fsync'd, renamed, the folder fsync'd), under a shared
+ * lock of the board so no change is half in the copy. Outside
+ * persist.max (prune bounds it); never removed from flash by a sync. */
+static int
+sync_jobs(const struct cfg *c, struct arena *a, int dry,
+    struct persist_stats *st)
+{
+	char *sd, *sj, *sl, *dd, *dj, *dl;
+	struct stat ss, ds;
+	int lk, dfd, e;
+
+	if ((e = jobs_paths(c->state_dir, a, &sd, &sj, &sl)) != 0 ||
+	    (e = jobs_paths(c->persist.dir, a, &dd, &dj, &dl)) != 0)
+		return e;
+	if ((lk = open(sl, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+		return 0;			/* no board */
+	flock(lk, LOCK_SH);
+	if (stat(sj, &ss) != 0 || !S_ISREG(ss.st_mode) || (stat(dj, &ds) ==
+	    0 && ds.st_size == ss.st_size && ds.st_mtime == ss.st_mtime))
+		;				/* none, or unchanged */
+	else if (dry)
+		st->files++, st->bytes += (unsigned long long)ss.st_size;
+	else if (slog_mkdirs(dd) != 0 || (dfd = open(dd, O_RDONLY |
+	    O_DIRECTORY | O_CLOEXEC)) < 0)
+		e = -E_IO;
+	else {
+		if ((e = copy(a, sj, dd, "journal", &ss, 1, st)) == 0) {
+			st->fsyncs++;
+			if (fsync(dfd) != 0)
+				e = -E_IO;
+		}
+		close(dfd);
+	}
+	close(lk);
+	return e;
+}
+
+/* The journal back from flash when state_dir has none (after a boot),
+ * under the board's lock: a board made meanwhile wins. */
+static int
+restore_jobs(const struct cfg *c, struct arena *a, struct persist_stats *st)
+{
+	char *sd, *sj, *sl, *dd, *dj, *dl;
+	struct stat ss;
+	int lk, e;
+
+	if ((e = jobs_paths(c->persist.dir, a, &sd, &sj, &sl)) != 0 ||
+	    (e = jobs_paths(c->state_dir, a, &dd, &dj, &dl)) != 0)
+		return e;
+	if (stat(sj, &ss) != 0 || !S_ISREG(ss.st_mode))
+		return 0;
+	if (slog_mkdirs(dd) != 0 || (lk = open(dl, O_RDWR | O_CREAT |
+	    O_CLOEXEC | O_NOFOLLOW, 0600)) < 0)
+		return -E_IO;
+	flock(lk, LOCK_EX);
+	if (access(dj, F_OK) != 0)
+		e = copy(a, sj, dd, "journal", &ss, 0, st);
+	close(lk);
+	return e;
+}
+#endif
+
 /* see persist.h */
 int
 persist_sync(const struct cfg *c, struct arena *a, int dry,
@@ -229,8 +305,16 @@ persist_sync(const struct cfg *c, struct arena *a, int dry,
 				e = -E_IO;
 		}
 		close(dfd);
+#if !SKILLBOX_JOBS
 		save(c, a, st);
+#endif
 	}
+#if SKILLBOX_JOBS
+	if (e == 0)
+		e = sync_jobs(c, a, dry, st);
+	if (!dry)
+		save(c, a, st);
+#endif
 	return e;
 }
 
@@ -249,10 +333,14 @@ persist_restore(const struct cfg *c, struct arena *a,
 
 	memset(st, 0, sizeof(*st));
 	st->time = time(NULL);
+#if SKILLBOX_JOBS
+	if ((e = restore_jobs(c, a, st)) != 0)
+		return e;
+#endif
 	if ((e = slog_list(a, c->state_dir, &v, &n)) != 0)
 		return e;
-	if (n > 0)
-		return -E_BUSY;
+	if (n > 0)	/* 0 when the job board came back */
+		return st->files ? 0 : -E_BUSY;
 	if ((src = arena_printf(a, "%s/sessions", c->persist.dir)) == NULL ||
 	    (dst = arena_printf(a, "%s/sessions", c->state_dir)) == NULL)
 		return -E_NOMEM;

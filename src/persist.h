@@ -10,6 +10,11 @@
  * newest sessions that fit in it are kept, older ones are left out (and
  * removed from flash). persist_restore copies them back into an empty
  * state_dir (the first start after a boot).
+ *
+ * JOBS builds keep the job board too: its journal, <state_dir>/jobs/
+ * journal, is copied the same way when it changed (under the board's
+ * lock, outside persist.max, never removed from flash by a sync), and
+ * restored when state_dir has no journal, sessions or not.
  */
 #ifndef PERSIST_H
 #define PERSIST_H
@@ -35,9 +40,9 @@ struct persist_stats {
 int	persist_sync(const struct cfg *c, struct arena *a, int dry,
 	    struct persist_stats *st);
 
-/* Copy the sessions on flash into state_dir when it has none. 0 (st->files
- * restored), -E_BUSY (state_dir has sessions: nothing done), -E_IO,
- * -E_NOMEM. */
+/* Copy the sessions on flash into state_dir when it has none (and the
+ * job board's journal when it has none). 0 (st->files restored), -E_BUSY
+ * (state_dir has sessions and a board: nothing done), -E_IO, -E_NOMEM. */
 int	persist_restore(const struct cfg *c, struct arena *a,
 	    struct persist_stats *st);
 
