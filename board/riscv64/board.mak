@@ -9,9 +9,9 @@ SIZE_BUDGET	= 458752
 # evals and the response cache (musl's regex alone is about 40 KB) do not
 # fit the size budget (README, "Features and their cost"): make EVAL=1
 EVAL		= 0
-# Nor, with the MCP client and the job board in, persistence to flash:
-# RISC-V boards boot from SD cards and eMMC with a writable root, where
-# state_dir can simply be on disk (make PERSIST=1 builds it in).
+# Nor, with the MCP client, the job board (and its HTTP API) and crews in,
+# orchestration (the MIPS boards build and test it) and persistence to
+# flash (RISC-V boards boot from SD cards and eMMC with a writable root,
+# where state_dir can simply be on disk): make ORCH=1 PERSIST=1
+ORCH		= 0
 PERSIST		= 0
-# Nor crews (.skilled_crew.yaml): make CREW=1
-CREW		= 0
