@@ -50,7 +50,8 @@ struct cmd_printer {
 	int	json;		/* NDJSON events */
 	int	stream;		/* text as it arrives */
 	int	progress;	/* progress lines on stderr */
-	int	open;		/* streamed text without its newline */
+	int	open;		/* streamed text: 1 without its newline,
+				 * 2 with it */
 	int	tty;		/* a terminal at stdout or stderr */
 	char	said[160];	/* the start of the last error printed */
 };

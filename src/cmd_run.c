@@ -80,7 +80,8 @@ on_event(void *ctx, const struct agent_event *e)
 
 			fputs(d, stdout);
 			fflush(stdout);
-			p->open = *d != '\0' && d[strlen(d) - 1] != '\n';
+			p->open = *d != '\0' && d[strlen(d) - 1] != '\n' ?
+			    1 : 2;
 		}
 	} else if (p->progress && strcmp(e->type, "handoff") == 0) {
 		if (!e->back)
@@ -95,8 +96,9 @@ on_event(void *ctx, const struct agent_event *e)
 	} else if (strcmp(e->type, "error") == 0) {
 		const char *msg = shown(p, e->text, e->len);
 
-		if (p->open)
-			putchar('\n'), p->open = 0;
+		if (p->open == 1)
+			putchar('\n');
+		p->open = 0;
 		fflush(stdout);
 		snprintf(p->said, sizeof(p->said), "%s", msg);
 		log_err("%s", msg);
@@ -189,8 +191,10 @@ cmd_agent_answer(struct cmd_printer *p, enum agent_status st,
 
 	if (p->json || final == NULL)
 		return;
-	if (p->stream && st == AG_OK) {
-		if (p->open)
+	/* Streamed: said already, unless no text came (/help, a job's
+	 * answer). */
+	if (p->stream && st == AG_OK && p->open) {
+		if (p->open == 1)
 			putchar('\n');
 		p->open = 0;
 		return;

@@ -24,10 +24,10 @@ cmd_version(int argc, char **argv)
 	printf("built: %s\n", SKILLBOX_BUILD_DATE);
 	printf("libraries: musl %s, BearSSL %s, libfyaml %s, jsmn %s\n",
 	    MUSL_VERSION, BEARSSL_VERSION, fm_version(), JSMN_VERSION);
-	printf("protocols: openai (chat completions), responses, anthropic, "
+	printf("protocols: openai (chat), responses, anthropic, "
 	    "ollama; TLS 1.2\n");
 	printf("serve: HTTP/1.1%s\n", SKILLBOX_SERVE_TLS ? ", HTTPS (TLS 1.2)" :
-	    " (built without HTTPS: SERVE_TLS=0)");
+	    " (no HTTPS: SERVE_TLS=0)");
 	printf("orchestration: %s\nhooks: %s\n", SKILLBOX_ORCH ? "oskill.md "
 	    "(SOP plans, loops)" : "no (ORCH=0)", SKILLBOX_HOOKS ? "command, "
 	    "http" : "no (HOOKS=0)");
