@@ -431,7 +431,18 @@ heard(struct conn *c, struct arena *a, const struct json_doc *d, int id,
 		c->changed = 1;
 }
 
-/* What the server said while nobody asked: read without waiting. */
+/* A line is buffered, or the pipe has bytes now (poll without waiting). */
+static int
+waiting(const struct conn *c)
+{
+	struct pollfd pf = { c->p.out, POLLIN, 0 };
+
+	return (c->in.len > 0 && memchr(c->in.p, '\n', c->in.len) != NULL) ||
+	    poll(&pf, 1, 0) > 0;
+}
+
+/* What the server said while nobody asked, read only when it is there:
+ * this runs each time an agent's tools are built. */
 static void
 drain(struct conn *c, struct arena *a)
 {
@@ -440,7 +451,8 @@ drain(struct conn *c, struct arena *a)
 	char *line;
 	size_t n;
 
-	while (read_line(c, a, &line, &n, net_now_ms() + 1) == 0) {
+	while (waiting(c) && read_line(c, a, &line, &n, net_now_ms() + 1) ==
+	    0) {
 		if (json_parse(a, line, n, MCP_TOKENS, &d) == 0 &&
 		    d.t[0].type == JSON_OBJ && json_get(&d, 0, "method") >= 0)
 			heard(c, a, &d, json_get(&d, 0, "id"),
