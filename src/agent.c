@@ -117,8 +117,7 @@ ev_begin(struct agent *ag, struct ev *e, const char *type)
 	e->t.type = type;
 	e->t.ms = -1;
 	json_begin_obj(&e->w);
-	json_key(&e->w, "type");
-	json_put_str(&e->w, type);
+	json_kstr(&e->w, "type", type);
 	json_key(&e->w, "turn");
 	json_put_uint(&e->w, ag->turn_no);
 }
@@ -192,8 +191,7 @@ ev_emit(struct agent *ag, struct agent_event *t, const char *json, size_t n,
 			ag->stop = x == -E_NOMEM ? AG_NOMEM : AG_FAIL;
 		}
 		ev_begin(ag, &w, "error");
-		json_key(&w.w, "message");
-		json_put_str(&w.w, ag->why);
+		json_kstr(&w.w, "message", ag->why);
 		w.t.text = ag->why;
 		ev_end(ag, &w, x == -E_LIMIT);
 	}
@@ -215,14 +213,11 @@ ev_tool(struct agent *ag, struct ev *e, const char *type, const char *agent,
 	ev_begin(ag, e, type);
 	e->t.agent = agent;
 	e->t.name = name;
-	json_key(&e->w, "agent");
-	json_put_str(&e->w, agent);
+	json_kstr(&e->w, "agent", agent);
 	if (id != NULL) {
-		json_key(&e->w, "id");
-		json_put_str(&e->w, id);
+		json_kstr(&e->w, "id", id);
 	}
-	json_key(&e->w, "name");
-	json_put_str(&e->w, name);
+	json_kstr(&e->w, "name", name);
 }
 
 /* A tool's result; ms < 0: not timed. */
@@ -240,16 +235,14 @@ ev_tool_end(struct agent *ag, const char *agent, const char *id,
 		json_put_int(&ev.w, ms);
 	}
 	if (out->confinement != NULL) {
-		json_key(&ev.w, "confinement");
-		json_put_str(&ev.w, out->confinement);
+		json_kstr(&ev.w, "confinement", out->confinement);
 	}
 	if (out->as_root) {
 		json_key(&ev.w, "as_root");
 		json_put_bool(&ev.w, 1);
 	}
 	if (out->activated != NULL) {
-		json_key(&ev.w, "skill");
-		json_put_str(&ev.w, out->activated);
+		json_kstr(&ev.w, "skill", out->activated);
 	}
 	json_key(&ev.w, "output");
 	json_put_strn(&ev.w, out->text, out->len);
@@ -288,16 +281,13 @@ ev_handoff(struct agent *ag, const char *from, const char *to, int back,
 	struct ev ev;
 
 	ev_begin(ag, &ev, "handoff");
-	json_key(&ev.w, "from");
-	json_put_str(&ev.w, from);
-	json_key(&ev.w, "to");
-	json_put_str(&ev.w, to);
+	json_kstr(&ev.w, "from", from);
+	json_kstr(&ev.w, "to", to);
 	json_key(&ev.w, back ? "result" : "task");
 	json_put_str(&ev.w, text);
 #if SKILLBOX_ORCH
 	if (step != NULL) {		/* a plan step's variable */
-		json_key(&ev.w, "step");
-		json_put_str(&ev.w, step);
+		json_kstr(&ev.w, "step", step);
 	}
 #else
 	(void)step;
@@ -981,17 +971,13 @@ orch_stage(struct agent *ag, struct frame *f, enum or_stage st,
 
 	if (log) {
 		ev_begin(ag, &ev, "orchestrate");
-		json_key(&ev.w, "agent");
-		json_put_str(&ev.w, f->name);
-		json_key(&ev.w, "stage");
-		json_put_str(&ev.w, or_stage_names[st]);
+		json_kstr(&ev.w, "agent", f->name);
+		json_kstr(&ev.w, "stage", or_stage_names[st]);
 		if (msg != NULL) {
-			json_key(&ev.w, "text");
-			json_put_str(&ev.w, msg);
+			json_kstr(&ev.w, "text", msg);
 		}
 		if (plan != NULL) {
-			json_key(&ev.w, "plan");
-			json_put_str(&ev.w, plan);
+			json_kstr(&ev.w, "plan", plan);
 		}
 		ev.t.agent = f->name;
 		ev.t.text = plan != NULL ? plan : msg;
@@ -1644,13 +1630,10 @@ input_begin(struct agent *ag, struct ev *ev, const char *kind,
 {
 	ev_begin(ag, ev, "input_requested");
 	if (kind != NULL) {
-		json_key(&ev->w, "kind");
-		json_put_str(&ev->w, kind);
+		json_kstr(&ev->w, "kind", kind);
 	}
-	json_key(&ev->w, "agent");
-	json_put_str(&ev->w, f->name);
-	json_key(&ev->w, "id");
-	json_put_str(&ev->w, id);
+	json_kstr(&ev->w, "agent", f->name);
+	json_kstr(&ev->w, "id", id);
 	ev->t.agent = f->name;
 }
 
@@ -1689,8 +1672,7 @@ ask_user(struct agent *ag, struct frame *f, const struct llm_call *c,
 		return;
 	}
 	input_begin(ag, &ev, NULL, f, c->id);
-	json_key(&ev.w, "question");
-	json_put_str(&ev.w, q);
+	json_kstr(&ev.w, "question", q);
 	if (n > 0) {
 		json_key(&ev.w, "choices");
 		json_begin_arr(&ev.w);
@@ -1717,17 +1699,13 @@ on_hook(void *ctx, const struct hook_step *st, const struct hook *h,
 	ev_begin(ag, &ev, "hook");
 	json_key(&ev.w, "event");		/* the rule's: maybe *_subagent */
 	json_put_str(&ev.w, hook_event_name((enum hook_event)h->event));
-	json_key(&ev.w, "handler");
-	json_put_str(&ev.w, h->kind == HOOK_HTTP ? "http" : "command");
+	json_kstr(&ev.w, "handler", h->kind == HOOK_HTTP ? "http" : "command");
 	if (st->tool != NULL) {
-		json_key(&ev.w, "name");
-		json_put_str(&ev.w, st->tool);
+		json_kstr(&ev.w, "name", st->tool);
 	}
-	json_key(&ev.w, "decision");
-	json_put_str(&ev.w, decision);
+	json_kstr(&ev.w, "decision", decision);
 	if (reason != NULL) {
-		json_key(&ev.w, "reason");
-		json_put_str(&ev.w, reason);
+		json_kstr(&ev.w, "reason", reason);
 	}
 	json_key(&ev.w, "ms");
 	json_put_int(&ev.w, ms);
@@ -1840,12 +1818,10 @@ gate(struct agent *ag, struct frame *f, const struct llm_call *c,
 	    "%s; %s)?", c->name, (int)MIN(c->args_len, 400), c->args,
 	    c->args_len > 400 ? "..." : "", f->name, why);
 	input_begin(ag, &ev, "approval", f, c->id);
-	json_key(&ev.w, "name");
-	json_put_str(&ev.w, c->name);
+	json_kstr(&ev.w, "name", c->name);
 	json_key(&ev.w, "args");
 	json_put_strn(&ev.w, c->args, c->args_len);
-	json_key(&ev.w, "question");
-	json_put_str(&ev.w, q);
+	json_kstr(&ev.w, "question", q);
 	ev.t.name = c->name;
 	ag->approval = 1;
 	input_end(ag, &ev, q);
@@ -2070,8 +2046,7 @@ on_delta(void *ctx, const char *s, size_t n)
 	struct ev e;
 
 	ev_begin(ag, &e, "text");
-	json_key(&e.w, "agent");
-	json_put_str(&e.w, sc->agent);
+	json_kstr(&e.w, "agent", sc->agent);
 	json_key(&e.w, "delta");
 	json_put_strn(&e.w, s, n);
 	e.t.agent = sc->agent;
@@ -2121,8 +2096,7 @@ count_usage(struct agent *ag, unsigned long in, unsigned long out, int cache)
 		json_put_raw(&ev.w, c, strlen(c));
 	}
 	if (cache >= 0) {
-		json_key(&ev.w, "cache");
-		json_put_str(&ev.w, cache ? "hit" : "miss");
+		json_kstr(&ev.w, "cache", cache ? "hit" : "miss");
 	}
 	ev_end(ag, &ev, 1);
 }
@@ -2202,8 +2176,7 @@ model_step(struct agent *ag, struct frame *f, struct llm_sink *sink)
 	m->calls = r.calls;
 	m->ncalls = r.ncalls;
 	ev_begin(ag, &ev, "assistant");
-	json_key(&ev.w, "agent");
-	json_put_str(&ev.w, f->name);
+	json_kstr(&ev.w, "agent", f->name);
 	json_key(&ev.w, "text");
 	json_put_strn(&ev.w, m->text, m->text_len);
 	if (r.ncalls > 0) {
@@ -2211,10 +2184,8 @@ model_step(struct agent *ag, struct frame *f, struct llm_sink *sink)
 		json_begin_arr(&ev.w);
 		for (i = 0; i < r.ncalls; i++) {
 			json_begin_obj(&ev.w);
-			json_key(&ev.w, "id");
-			json_put_str(&ev.w, r.calls[i].id);
-			json_key(&ev.w, "name");
-			json_put_str(&ev.w, r.calls[i].name);
+			json_kstr(&ev.w, "id", r.calls[i].id);
+			json_kstr(&ev.w, "name", r.calls[i].name);
 			json_key(&ev.w, "args");
 			json_put_strn(&ev.w, r.calls[i].args,
 			    r.calls[i].args_len);
@@ -2482,8 +2453,7 @@ compact(struct agent *ag, const char **out)
 	ev_begin(ag, &ev, "compaction");
 	json_key(&ev.w, "items");
 	json_put_uint(&ev.w, n);
-	json_key(&ev.w, "summary");
-	json_put_str(&ev.w, ag->summary);
+	json_kstr(&ev.w, "summary", ag->summary);
 	json_key(&ev.w, "activated");
 	json_begin_arr(&ev.w);
 	for (i = 0; i < ag->nactivated; i++)
@@ -2678,8 +2648,7 @@ offline_turn(struct agent *ag, const char *input, const char **final)
 		return AG_NOMEM;
 	args = sb.p;
 	ev_tool(ag, &ev, "tool_start", best->name, NULL, "run_skill_script");
-	json_key(&ev.w, "args");
-	json_put_str(&ev.w, args);
+	json_kstr(&ev.w, "args", args);
 	ev_end(ag, &ev, 1);
 	if (tool_call(&env, &ag->turn, T_RUN_SKILL_SCRIPT, args, strlen(args),
 	    &out) != 0)
@@ -2849,18 +2818,15 @@ turn_end(struct agent *ag, enum agent_status st, const char *final)
 
 	if (final != NULL) {
 		ev_begin(ag, &ev, "final");
-		json_key(&ev.w, "text");
-		json_put_str(&ev.w, final);
+		json_kstr(&ev.w, "text", final);
 		ev.t.text = final;
 		ev_end(ag, &ev, 1);
 	}
 	ev_begin(ag, &ev, "turn_end");
-	json_key(&ev.w, "status");
-	json_put_str(&ev.w, names[st]);
+	json_kstr(&ev.w, "status", names[st]);
 	ev.t.name = names[st];
 	if (st != AG_OK && st != AG_EXIT && ag->why[0] != '\0') {
-		json_key(&ev.w, "why");
-		json_put_str(&ev.w, ag->why);
+		json_kstr(&ev.w, "why", ag->why);
 		ev.t.text = ag->why;
 	}
 	ev_end(ag, &ev, 1);
@@ -2910,8 +2876,7 @@ abort_wait(struct agent *ag, const char *reason)
 	struct ev ev;
 
 	ev_begin(ag, &ev, "turn_abort");
-	json_key(&ev.w, "reason");
-	json_put_str(&ev.w, reason);
+	json_kstr(&ev.w, "reason", reason);
 	ev_end(ag, &ev, 1);
 	drop_from(ag, ag->wait_tail, ag->wait_mark);
 	ag->waiting = 0;
@@ -3268,8 +3233,8 @@ resume(struct agent *ag, char *why, size_t whylen)
 				ag->nitems++;
 		}
 		ev_begin(ag, &ev, "turn_abort");
-		json_key(&ev.w, "reason");
-		json_put_str(&ev.w, torn ? "the log ends in a torn line: "
+		json_kstr(&ev.w, "reason",
+		    torn ? "the log ends in a torn line: "
 		    "the process was killed while writing" :
 		    "the process ended in the middle of this turn");
 		ev_end(ag, &ev, 1);

@@ -60,8 +60,7 @@ end(struct out *o, const char *key)
 	const char *src = cfg_source(o->c, key);
 
 	if (o->json) {
-		json_key(&o->w, "source");
-		json_put_str(&o->w, src);
+		json_kstr(&o->w, "source", src);
 		json_end_obj(&o->w);
 		return;
 	}

@@ -644,8 +644,7 @@ print_json(const struct ecase *c, const struct result *r, unsigned n,
 	sbuf_init(&sb, NULL, 0);
 	json_writer_init(&w, &sb);
 	json_begin_obj(&w);
-	json_key(&w, "file");
-	json_put_str(&w, evfile);
+	json_kstr(&w, "file", evfile);
 	json_key(&w, "passed");
 	json_put_uint(&w, passed);
 	json_key(&w, "total");
@@ -654,12 +653,10 @@ print_json(const struct ecase *c, const struct result *r, unsigned n,
 	json_begin_arr(&w);
 	for (i = 0; i < n; i++) {
 		json_begin_obj(&w);
-		json_key(&w, "name");
-		json_put_str(&w, c[i].name);
+		json_kstr(&w, "name", c[i].name);
 		json_key(&w, "pass");
 		json_put_bool(&w, r[i].ok);
-		json_key(&w, "why");
-		json_put_str(&w, r[i].why);
+		json_kstr(&w, "why", r[i].why);
 		json_key(&w, "ms");
 		json_put_int(&w, r[i].ms);
 		json_key(&w, "steps");

@@ -306,10 +306,9 @@ print_json(const struct opts *o, const struct sbx_result *r,
 		json_put_null(&w);
 	json_key(&w, "ms");
 	json_put_int(&w, r->ms);
-	json_key(&w, "confinement");
-	json_put_str(&w, r->confinement != NULL ? r->confinement : "none");
-	json_key(&w, "missing");
-	json_put_str(&w, r->missing != 0 ? sbx_layers_str(&app.perm,
+	json_kstr(&w, "confinement",
+	    r->confinement != NULL ? r->confinement : "none");
+	json_kstr(&w, "missing", r->missing != 0 ? sbx_layers_str(&app.perm,
 	    r->missing) : "");
 	json_key(&w, "stdout");
 	json_put_strn(&w, r->out != NULL ? r->out : "", r->out_len);
@@ -327,8 +326,7 @@ print_json(const struct opts *o, const struct sbx_result *r,
 		json_put_raw(&w, out.p, out.n);
 	}
 	if (o->keep && ws != NULL) {
-		json_key(&w, "workspace");
-		json_put_str(&w, ws);
+		json_kstr(&w, "workspace", ws);
 	}
 	json_key(&w, "audit");
 	sbx_audit_json(r, &o->p, argv, in, inlen, &w);

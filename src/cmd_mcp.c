@@ -87,8 +87,7 @@ list(struct mcp *m, const char *only, int json)
 		sbuf_init(&sb, &app.perm, 0);
 		json_writer_init(&w, &sb);
 		json_begin_obj(&w);
-		json_key(&w, "server");
-		json_put_str(&w, s->name);
+		json_kstr(&w, "server", s->name);
 		json_key(&w, "ok");
 		json_put_bool(&w, e == 0);
 		json_key(&w, e != 0 ? "error" : "confinement");
@@ -130,8 +129,7 @@ reply_begin(struct json_writer *w, struct sbuf *sb, const char *id, size_t n)
 	sbuf_init(sb, &app.perm, 0);
 	json_writer_init(w, sb);
 	json_begin_obj(w);
-	json_key(w, "jsonrpc");
-	json_put_str(w, "2.0");
+	json_kstr(w, "jsonrpc", "2.0");
 	json_key(w, "id");
 	json_put_raw(w, id, n);
 }
@@ -147,8 +145,7 @@ reply_error(const char *id, size_t n, int code, const char *msg)
 	json_begin_obj(&w);
 	json_key(&w, "code");
 	json_put_int(&w, code);
-	json_key(&w, "message");
-	json_put_str(&w, msg);
+	json_kstr(&w, "message", msg);
 	json_end_obj(&w);
 	json_end_obj(&w);
 	put_line(&sb);
@@ -167,8 +164,7 @@ schema(struct json_writer *w, int skill)
 {
 	json_key(w, "inputSchema");
 	json_begin_obj(w);
-	json_key(w, "type");
-	json_put_str(w, "object");
+	json_kstr(w, "type", "object");
 	json_key(w, "properties");
 	raw(w, skill == 0 ? "{\"script\":{\"type\":\"string\","
 	    "\"description\":\"Path in the skill folder, e.g. scripts/"
@@ -187,10 +183,8 @@ static void
 tool(struct json_writer *w, const char *name, const char *desc, int skill)
 {
 	json_begin_obj(w);
-	json_key(w, "name");
-	json_put_str(w, name);
-	json_key(w, "description");
-	json_put_str(w, desc);
+	json_kstr(w, "name", name);
+	json_kstr(w, "description", desc);
 	schema(w, skill);
 	json_end_obj(w);
 }
@@ -245,8 +239,7 @@ tools_call(struct agent *ag, struct json_writer *w, const struct json_doc *d,
 	json_key(w, "content");
 	json_begin_arr(w);
 	json_begin_obj(w);
-	json_key(w, "type");
-	json_put_str(w, "text");
+	json_kstr(w, "type", "text");
 	json_key(w, "text");
 	json_put_strn(w, out.text != NULL ? out.text : "", out.text != NULL ?
 	    (out.len > 0 ? out.len : strlen(out.text)) : 0);
@@ -294,16 +287,13 @@ handle(struct agent *ag, const char *line, size_t len)
 	if (strcmp(method, "initialize") == 0) {
 		(void)json_str(&d, &app.perm, json_get(&d, p,
 		    "protocolVersion"), &asked, NULL);
-		json_key(&w, "protocolVersion");
-		json_put_str(&w, mcp_version(asked));
+		json_kstr(&w, "protocolVersion", mcp_version(asked));
 		json_key(&w, "capabilities");
 		raw(&w, "{\"tools\":{}}");
 		json_key(&w, "serverInfo");
 		json_begin_obj(&w);
-		json_key(&w, "name");
-		json_put_str(&w, "skillbox");
-		json_key(&w, "version");
-		json_put_str(&w, SKILLBOX_VERSION);
+		json_kstr(&w, "name", "skillbox");
+		json_kstr(&w, "version", SKILLBOX_VERSION);
 		json_end_obj(&w);
 	} else if (strcmp(method, "tools/list") == 0)
 		tools_list(ag, &w);

@@ -91,8 +91,8 @@ do_check(int json, unsigned require)
 			json_key(&w, "active");
 			json_put_bool(&w, !!(pr.available & order[i]));
 			if (!(pr.available & order[i])) {
-				json_key(&w, "why");
-				json_put_str(&w, pr.why[b] != NULL ? pr.why[b] :
+				json_kstr(&w, "why",
+				    pr.why[b] != NULL ? pr.why[b] :
 				    "unavailable");
 			}
 			json_end_obj(&w);
@@ -100,8 +100,7 @@ do_check(int json, unsigned require)
 		json_end_obj(&w);
 		json_key(&w, "rlimit_as_by_shell");
 		json_put_bool(&w, pr.as_ignored);
-		json_key(&w, "scripts_run_as");
-		json_put_str(&w, user != NULL ? user : "?");
+		json_kstr(&w, "scripts_run_as", user != NULL ? user : "?");
 		json_key(&w, "as_root");
 		json_put_bool(&w, root);
 		json_end_obj(&w);

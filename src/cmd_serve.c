@@ -347,10 +347,8 @@ respond_err(struct srv *s, struct conn *c, int st, const char *type,
 	json_begin_obj(&w);
 	json_key(&w, "error");
 	json_begin_obj(&w);
-	json_key(&w, "message");
-	json_put_str(&w, msg);
-	json_key(&w, "type");
-	json_put_str(&w, type);
+	json_kstr(&w, "message", msg);
+	json_kstr(&w, "type", type);
 	json_key(&w, "code");
 	json_put_uint(&w, (unsigned)st);
 	json_end_obj(&w);
@@ -582,10 +580,8 @@ each_skill(void *ctx, const struct skill *sk)
 	if ((sk->flags & SKILL_NO_MODEL) || !in_words(x->only, sk->name))
 		return 0;
 	json_begin_obj(x->w);
-	json_key(x->w, "name");
-	json_put_str(x->w, sk->name);
-	json_key(x->w, "description");
-	json_put_str(x->w, sk->description);
+	json_kstr(x->w, "name", sk->name);
+	json_kstr(x->w, "description", sk->description);
 	json_end_obj(x->w);
 	return 0;
 }
@@ -638,14 +634,11 @@ static void
 put_model(struct json_writer *w, const char *id, long long created)
 {
 	json_begin_obj(w);
-	json_key(w, "id");
-	json_put_str(w, id);
-	json_key(w, "object");
-	json_put_str(w, "model");
+	json_kstr(w, "id", id);
+	json_kstr(w, "object", "model");
 	json_key(w, "created");
 	json_put_int(w, created);
-	json_key(w, "owned_by");
-	json_put_str(w, "skillbox");
+	json_kstr(w, "owned_by", "skillbox");
 	json_end_obj(w);
 }
 
@@ -693,8 +686,7 @@ ep_models(struct srv *s, struct conn *c)
 	sbuf_init(&sb, &c->a, 0);
 	json_writer_init(&w, &sb);
 	json_begin_obj(&w);
-	json_key(&w, "object");
-	json_put_str(&w, "list");
+	json_kstr(&w, "object", "list");
 	json_key(&w, "data");
 	json_begin_arr(&w);
 	x.w = &w;
@@ -747,8 +739,7 @@ ep_sessions(struct srv *s, struct conn *c)
 		    0 || v[i].name[TAG_LEN] != '.'))
 			continue;
 		json_begin_obj(&w);
-		json_key(&w, "name");
-		json_put_str(&w, v[i].name + tl);
+		json_kstr(&w, "name", v[i].name + tl);
 		json_key(&w, "size");
 		json_put_int(&w, v[i].size);
 		json_key(&w, "mtime");
@@ -1117,14 +1108,11 @@ w_oai_chunk(struct wctx *w, const char *text, size_t n, const char *finish)
 	sbuf_init(&sb, w->a, 0);
 	json_writer_init(&j, &sb);
 	json_begin_obj(&j);
-	json_key(&j, "id");
-	json_put_str(&j, w->id);
-	json_key(&j, "object");
-	json_put_str(&j, "chat.completion.chunk");
+	json_kstr(&j, "id", w->id);
+	json_kstr(&j, "object", "chat.completion.chunk");
 	json_key(&j, "created");
 	json_put_int(&j, w->created);
-	json_key(&j, "model");
-	json_put_str(&j, w->tr->model ? w->tr->model : "skillbox");
+	json_kstr(&j, "model", w->tr->model ? w->tr->model : "skillbox");
 	json_key(&j, "choices");
 	json_begin_arr(&j);
 	json_begin_obj(&j);
@@ -1134,8 +1122,7 @@ w_oai_chunk(struct wctx *w, const char *text, size_t n, const char *finish)
 	json_begin_obj(&j);
 	if (text != NULL) {
 		if (!w->streamed) {
-			json_key(&j, "role");
-			json_put_str(&j, "assistant");
+			json_kstr(&j, "role", "assistant");
 		}
 		json_key(&j, "content");
 		json_put_strn(&j, text, n);
@@ -1186,10 +1173,8 @@ w_error_json(struct wctx *w, struct sbuf *sb, const char *msg)
 	json_begin_obj(&j);
 	json_key(&j, "error");
 	json_begin_obj(&j);
-	json_key(&j, "message");
-	json_put_str(&j, msg);
-	json_key(&j, "type");
-	json_put_str(&j, "server_error");
+	json_kstr(&j, "message", msg);
+	json_kstr(&j, "type", "server_error");
 	json_end_obj(&j);
 	json_end_obj(&j);
 }
@@ -1218,14 +1203,11 @@ w_reply(struct wctx *w, struct agent *ag, enum agent_status st,
 		json_writer_init(&j, &sb);
 		json_begin_obj(&j);
 		if (w->kind == K_OAI_JSON) {
-			json_key(&j, "id");
-			json_put_str(&j, w->id);
-			json_key(&j, "object");
-			json_put_str(&j, "chat.completion");
+			json_kstr(&j, "id", w->id);
+			json_kstr(&j, "object", "chat.completion");
 			json_key(&j, "created");
 			json_put_int(&j, w->created);
-			json_key(&j, "model");
-			json_put_str(&j, w->tr->model ? w->tr->model :
+			json_kstr(&j, "model", w->tr->model ? w->tr->model :
 			    "skillbox");
 			json_key(&j, "choices");
 			json_begin_arr(&j);
@@ -1234,20 +1216,15 @@ w_reply(struct wctx *w, struct agent *ag, enum agent_status st,
 			json_put_uint(&j, 0);
 			json_key(&j, "message");
 			json_begin_obj(&j);
-			json_key(&j, "role");
-			json_put_str(&j, "assistant");
-			json_key(&j, "content");
-			json_put_str(&j, final ? final : "");
+			json_kstr(&j, "role", "assistant");
+			json_kstr(&j, "content", final ? final : "");
 			json_end_obj(&j);
-			json_key(&j, "finish_reason");
-			json_put_str(&j, "stop");
+			json_kstr(&j, "finish_reason", "stop");
 			json_end_obj(&j);
 			json_end_arr(&j);
 		} else {
-			json_key(&j, "session");
-			json_put_str(&j, w->tr->shown);
-			json_key(&j, "status");
-			json_put_str(&j, status_names[st]);
+			json_kstr(&j, "session", w->tr->shown);
+			json_kstr(&j, "status", status_names[st]);
 			json_key(&j, st == AG_WAIT ? "question" : ok ?
 			    "answer" : "error");
 			json_put_str(&j, final ? final : "");

@@ -179,27 +179,20 @@ json_skill(struct json_writer *w, const struct skill_reg *r,
 	const struct skill_osk *o = skill_osk(sk);
 
 	json_begin_obj(w);
-	json_key(w, "name");
-	json_put_str(w, sk->name);
-	json_key(w, "description");
-	json_put_str(w, sk->description);
-	json_key(w, "path");
-	json_put_str(w, sk->dir);
-	json_key(w, "source");
-	json_put_str(w, r->roots[sk->root]);
-	json_key(w, "kind");
-	json_put_str(w, sk->flags & SKILL_OSKILL ? "orchestration" : "skill");
+	json_kstr(w, "name", sk->name);
+	json_kstr(w, "description", sk->description);
+	json_kstr(w, "path", sk->dir);
+	json_kstr(w, "source", r->roots[sk->root]);
+	json_kstr(w, "kind",
+	    sk->flags & SKILL_OSKILL ? "orchestration" : "skill");
 	if (sk->allowed_tools != NULL) {
-		json_key(w, "allowed_tools");
-		json_put_str(w, sk->allowed_tools);
+		json_kstr(w, "allowed_tools", sk->allowed_tools);
 	}
 	if (sk->triggers != NULL) {
-		json_key(w, "triggers");
-		json_put_str(w, sk->triggers);
+		json_kstr(w, "triggers", sk->triggers);
 	}
 	if (sk->default_action != NULL) {
-		json_key(w, "default_action");
-		json_put_str(w, sk->default_action);
+		json_kstr(w, "default_action", sk->default_action);
 	}
 	if (o != NULL) {
 		json_key(w, "allowed_skills");
@@ -212,8 +205,8 @@ json_skill(struct json_writer *w, const struct skill_reg *r,
 			json_put_str(w, o->prep);
 		else
 			json_put_null(w);
-		json_key(w, "session");
-		json_put_str(w, sk->flags & SKILL_OSK_LOOP ? "loop" : "sop");
+		json_kstr(w, "session",
+		    sk->flags & SKILL_OSK_LOOP ? "loop" : "sop");
 	}
 	json_end_obj(w);
 }
@@ -328,16 +321,13 @@ do_show(struct opts *o, int argc, char **argv)
 			json_put_str(&w, fm);
 		else
 			json_put_null(&w);
-		json_key(&w, "body");
-		json_put_str(&w, body);
+		json_kstr(&w, "body", body);
 		json_key(&w, "resources");
 		json_begin_arr(&w);
 		for (i = 0; i < n; i++) {
 			json_begin_obj(&w);
-			json_key(&w, "path");
-			json_put_str(&w, res[i].path);
-			json_key(&w, "type");
-			json_put_str(&w, res[i].outside ? "outside" :
+			json_kstr(&w, "path", res[i].path);
+			json_kstr(&w, "type", res[i].outside ? "outside" :
 			    res[i].dir ? "dir" : "file");
 			if (!res[i].dir && !res[i].outside) {
 				json_key(&w, "size");

@@ -773,6 +773,14 @@ json_put_str(struct json_writer *w, const char *s)
 
 /* see json.h */
 void
+json_kstr(struct json_writer *w, const char *k, const char *s)
+{
+	json_key(w, k);
+	json_put_str(w, s);
+}
+
+/* see json.h */
+void
 json_put_raw(struct json_writer *w, const char *s, size_t n)
 {
 	if (pre(w) == 0)

@@ -128,6 +128,8 @@ void	json_key(struct json_writer *w, const char *k);
 /* Strings are escaped; bytes that are not valid UTF-8 become U+FFFD. */
 void	json_put_str(struct json_writer *w, const char *s);
 void	json_put_strn(struct json_writer *w, const char *s, size_t n);
+/* json_key(w, k), then json_put_str(w, s): the pair most writers want. */
+void	json_kstr(struct json_writer *w, const char *k, const char *s);
 void	json_put_int(struct json_writer *w, long long v);
 void	json_put_uint(struct json_writer *w, unsigned long long v);
 void	json_put_bool(struct json_writer *w, int v);

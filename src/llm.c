@@ -411,17 +411,15 @@ llm_put_tools(struct json_writer *w, const struct llm_req *q,
 		t = &q->tools[i];
 		json_begin_obj(w);
 		if (style != LLM_TOOLS_ANTHROPIC) {
-			json_key(w, "type");
-			json_put_str(w, "function");
+			json_kstr(w, "type", "function");
 		}
 		if (style == LLM_TOOLS_NESTED) {
 			json_key(w, "function");
 			json_begin_obj(w);
 		}
-		json_key(w, "name");
-		json_put_str(w, t->name);
-		json_key(w, "description");
-		json_put_str(w, t->description != NULL ? t->description : "");
+		json_kstr(w, "name", t->name);
+		json_kstr(w, "description",
+		    t->description != NULL ? t->description : "");
 		json_key(w, style == LLM_TOOLS_ANTHROPIC ? "input_schema" :
 		    "parameters");
 		json_put_raw(w, t->params, strlen(t->params));

@@ -22,8 +22,7 @@ static void
 text_block(struct json_writer *w, const char *s, size_t n)
 {
 	json_begin_obj(w);
-	json_key(w, "type");
-	json_put_str(w, "text");
+	json_kstr(w, "type", "text");
 	json_key(w, "text");
 	json_put_strn(w, s, n);
 	json_end_obj(w);
@@ -33,12 +32,9 @@ static void
 put_call(struct json_writer *w, const struct llm_call *c)
 {
 	json_begin_obj(w);
-	json_key(w, "type");
-	json_put_str(w, "tool_use");
-	json_key(w, "id");
-	json_put_str(w, c->id);
-	json_key(w, "name");
-	json_put_str(w, c->name);
+	json_kstr(w, "type", "tool_use");
+	json_kstr(w, "id", c->id);
+	json_kstr(w, "name", c->name);
 	json_key(w, "input");
 	if (c->bad_args || c->args_len == 0)
 		json_put_raw(w, "{}", 2);
@@ -53,16 +49,14 @@ static const struct llm_msg *
 put_results(struct json_writer *w, const struct llm_msg *m)
 {
 	json_begin_obj(w);
-	json_key(w, "role");
-	json_put_str(w, "user");
+	json_kstr(w, "role", "user");
 	json_key(w, "content");
 	json_begin_arr(w);
 	for (; m != NULL && m->role == LLM_TOOL; m = m->next) {
 		json_begin_obj(w);
-		json_key(w, "type");
-		json_put_str(w, "tool_result");
-		json_key(w, "tool_use_id");
-		json_put_str(w, m->call_id != NULL ? m->call_id : "");
+		json_kstr(w, "type", "tool_result");
+		json_kstr(w, "tool_use_id",
+		    m->call_id != NULL ? m->call_id : "");
 		json_key(w, "content");
 		json_put_strn(w, m->text, m->text_len);
 		if (m->is_error) {
@@ -88,13 +82,11 @@ body(const struct llm_req *q, struct json_writer *w)
 	unsigned i;
 
 	json_begin_obj(w);
-	json_key(w, "model");
-	json_put_str(w, q->model);
+	json_kstr(w, "model", q->model);
 	json_key(w, "max_tokens");
 	json_put_uint(w, q->max_tokens > 0 ? q->max_tokens : 4096);
 	if (q->system != NULL) {
-		json_key(w, "system");
-		json_put_str(w, q->system);
+		json_kstr(w, "system", q->system);
 	}
 	json_key(w, "messages");
 	json_begin_arr(w);
@@ -104,8 +96,8 @@ body(const struct llm_req *q, struct json_writer *w)
 			continue;
 		}
 		json_begin_obj(w);
-		json_key(w, "role");
-		json_put_str(w, m->role == LLM_USER ? "user" : "assistant");
+		json_kstr(w, "role",
+		    m->role == LLM_USER ? "user" : "assistant");
 		json_key(w, "content");
 		json_begin_arr(w);
 		if (m->text_len > 0 || m->ncalls == 0)

@@ -19,8 +19,7 @@ put_call(struct json_writer *w, const struct llm_call *c)
 	json_begin_obj(w);
 	json_key(w, "function");
 	json_begin_obj(w);
-	json_key(w, "name");
-	json_put_str(w, c->name);
+	json_kstr(w, "name", c->name);
 	json_key(w, "arguments");
 	if (c->bad_args || c->args_len == 0)
 		json_put_raw(w, "{}", 2);
@@ -37,28 +36,23 @@ body(const struct llm_req *q, struct json_writer *w)
 	unsigned i;
 
 	json_begin_obj(w);
-	json_key(w, "model");
-	json_put_str(w, q->model);
+	json_kstr(w, "model", q->model);
 	json_key(w, "messages");
 	json_begin_arr(w);
 	if (q->system != NULL) {
 		json_begin_obj(w);
-		json_key(w, "role");
-		json_put_str(w, "system");
-		json_key(w, "content");
-		json_put_str(w, q->system);
+		json_kstr(w, "role", "system");
+		json_kstr(w, "content", q->system);
 		json_end_obj(w);
 	}
 	for (m = q->msgs; m != NULL; m = m->next) {
 		json_begin_obj(w);
-		json_key(w, "role");
-		json_put_str(w, m->role == LLM_USER ? "user" :
+		json_kstr(w, "role", m->role == LLM_USER ? "user" :
 		    m->role == LLM_TOOL ? "tool" : "assistant");
 		json_key(w, "content");
 		json_put_strn(w, m->text, m->text_len);
 		if (m->role == LLM_TOOL && m->tool_name != NULL) {
-			json_key(w, "tool_name");
-			json_put_str(w, m->tool_name);
+			json_kstr(w, "tool_name", m->tool_name);
 		}
 		if (m->role == LLM_ASSISTANT && m->ncalls > 0) {
 			json_key(w, "tool_calls");

@@ -17,14 +17,11 @@ static void
 put_call(struct json_writer *w, const struct llm_call *c)
 {
 	json_begin_obj(w);
-	json_key(w, "id");
-	json_put_str(w, c->id);
-	json_key(w, "type");
-	json_put_str(w, "function");
+	json_kstr(w, "id", c->id);
+	json_kstr(w, "type", "function");
 	json_key(w, "function");
 	json_begin_obj(w);
-	json_key(w, "name");
-	json_put_str(w, c->name);
+	json_kstr(w, "name", c->name);
 	json_key(w, "arguments");
 	json_put_strn(w, c->args, c->args_len);
 	json_end_obj(w);
@@ -38,26 +35,21 @@ body(const struct llm_req *q, struct json_writer *w)
 	unsigned i;
 
 	json_begin_obj(w);
-	json_key(w, "model");
-	json_put_str(w, q->model);
+	json_kstr(w, "model", q->model);
 	json_key(w, "messages");
 	json_begin_arr(w);
 	if (q->system != NULL) {
 		json_begin_obj(w);
-		json_key(w, "role");
-		json_put_str(w, "system");
-		json_key(w, "content");
-		json_put_str(w, q->system);
+		json_kstr(w, "role", "system");
+		json_kstr(w, "content", q->system);
 		json_end_obj(w);
 	}
 	for (m = q->msgs; m != NULL; m = m->next) {
 		json_begin_obj(w);
-		json_key(w, "role");
-		json_put_str(w, m->role == LLM_USER ? "user" :
+		json_kstr(w, "role", m->role == LLM_USER ? "user" :
 		    m->role == LLM_TOOL ? "tool" : "assistant");
 		if (m->role == LLM_TOOL) {
-			json_key(w, "tool_call_id");
-			json_put_str(w, m->call_id);
+			json_kstr(w, "tool_call_id", m->call_id);
 		}
 		json_key(w, "content");
 		if (m->role == LLM_ASSISTANT && m->text_len == 0 &&

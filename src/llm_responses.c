@@ -24,18 +24,15 @@ static void
 put_item(struct json_writer *w, const char *type, const char *id)
 {
 	json_begin_obj(w);
-	json_key(w, "type");
-	json_put_str(w, type);
-	json_key(w, "call_id");
-	json_put_str(w, id != NULL ? id : "");
+	json_kstr(w, "type", type);
+	json_kstr(w, "call_id", id != NULL ? id : "");
 }
 
 static void
 put_msg(struct json_writer *w, const char *role, const char *s, size_t n)
 {
 	json_begin_obj(w);
-	json_key(w, "role");
-	json_put_str(w, role);
+	json_kstr(w, "role", role);
 	json_key(w, "content");
 	json_put_strn(w, s, n);
 	json_end_obj(w);
@@ -48,11 +45,9 @@ body(const struct llm_req *q, struct json_writer *w)
 	unsigned i;
 
 	json_begin_obj(w);
-	json_key(w, "model");
-	json_put_str(w, q->model);
+	json_kstr(w, "model", q->model);
 	if (q->system != NULL) {
-		json_key(w, "instructions");
-		json_put_str(w, q->system);
+		json_kstr(w, "instructions", q->system);
 	}
 	json_key(w, "input");
 	json_begin_arr(w);
@@ -69,8 +64,7 @@ body(const struct llm_req *q, struct json_writer *w)
 			    m->text, m->text_len);
 		for (i = 0; m->role == LLM_ASSISTANT && i < m->ncalls; i++) {
 			put_item(w, "function_call", m->calls[i].id);
-			json_key(w, "name");
-			json_put_str(w, m->calls[i].name);
+			json_kstr(w, "name", m->calls[i].name);
 			json_key(w, "arguments");
 			json_put_strn(w, m->calls[i].args,
 			    m->calls[i].args_len);

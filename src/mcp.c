@@ -669,8 +669,7 @@ list_tools(struct mcp *m, struct conn *c, struct arena *a)
 		sbuf_init(&sb, a, 0);
 		json_writer_init(&w, &sb);
 		json_begin_obj(&w);
-		json_key(&w, "cursor");
-		json_put_str(&w, cursor);
+		json_kstr(&w, "cursor", cursor);
 		json_end_obj(&w);
 		if (json_writer_err(&w) != 0)
 			return -E_NOMEM;

@@ -1459,8 +1459,7 @@ sbx_audit_json(const struct sbx_result *r, const struct sbx_policy *p,
 	char hex[65];
 
 	json_begin_obj(w);
-	json_key(w, "skill");
-	json_put_str(w, p->skill_name != NULL ? p->skill_name : "");
+	json_kstr(w, "skill", p->skill_name != NULL ? p->skill_name : "");
 	json_key(w, "command");
 	json_begin_arr(w);
 	for (; *argv != NULL; argv++)
@@ -1470,11 +1469,9 @@ sbx_audit_json(const struct sbx_result *r, const struct sbx_policy *p,
 	sha256_feed(&h, input != NULL ? input : "", input_len);
 	sha256_final(&h, d);
 	sha256_hex(d, hex);
-	json_key(w, "input_sha256");
-	json_put_str(w, hex);
+	json_kstr(w, "input_sha256", hex);
 	sha256_hex(r->out_sha256, hex);
-	json_key(w, "output_sha256");
-	json_put_str(w, hex);
+	json_kstr(w, "output_sha256", hex);
 	json_key(w, "output_bytes");
 	json_put_uint(w, r->out_total);
 	json_key(w, "exit");
@@ -1490,8 +1487,8 @@ sbx_audit_json(const struct sbx_result *r, const struct sbx_policy *p,
 	json_put_bool(w, r->denied);
 	json_key(w, "ms");
 	json_put_int(w, r->ms);
-	json_key(w, "confinement");
-	json_put_str(w, r->confinement != NULL ? r->confinement : "none");
+	json_kstr(w, "confinement",
+	    r->confinement != NULL ? r->confinement : "none");
 	json_end_obj(w);
 	return w->sb->err;
 }

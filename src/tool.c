@@ -74,14 +74,12 @@ tool_def_activate(struct arena *a, const struct skill_reg *reg,
 	sbuf_init(&sb, a, 0);
 	json_writer_init(&w, &sb);
 	json_begin_obj(&w);
-	json_key(&w, "type");
-	json_put_str(&w, "object");
+	json_kstr(&w, "type", "object");
 	json_key(&w, "properties");
 	json_begin_obj(&w);
 	json_key(&w, "name");
 	json_begin_obj(&w);
-	json_key(&w, "type");
-	json_put_str(&w, "string");
+	json_kstr(&w, "type", "string");
 	json_key(&w, "enum");
 	json_begin_arr(&w);
 	for (i = 0; i < reg->n; i++)
@@ -419,8 +417,7 @@ run_result(struct call *c, const struct sbx_policy *p,
 		json_put_strn(&w, r->err, r->err_len);
 	}
 	if ((r->status != 0 || r->signal) && !(p->perms & SBX_NET)) {
-		json_key(&w, "sandbox");
-		json_put_str(&w, tool_no_net_note);
+		json_kstr(&w, "sandbox", tool_no_net_note);
 	}
 	json_end_obj(&w);
 	if (json_writer_err(&w) != 0)
@@ -703,10 +700,9 @@ t_file_info(struct call *c)
 	sbuf_init(&sb, c->a, 0);
 	json_writer_init(&w, &sb);
 	json_begin_obj(&w);
-	json_key(&w, "path");
-	json_put_str(&w, path);
-	json_key(&w, "type");
-	json_put_str(&w, S_ISDIR(st.st_mode) ? "dir" : S_ISREG(st.st_mode) ?
+	json_kstr(&w, "path", path);
+	json_kstr(&w, "type",
+	    S_ISDIR(st.st_mode) ? "dir" : S_ISREG(st.st_mode) ?
 	    "file" : "other");
 	json_key(&w, "size");
 	json_put_int(&w, (long long)st.st_size);
