@@ -546,7 +546,8 @@ run_child(const struct child *c)
 	if (chdir(c->cwd) != 0)
 		child_fail(rfd, &rep, ST_CHDIR);
 	if (c->want & SBX_L_RLIMIT)
-		layer(&rep, SBX_L_RLIMIT, -sbx_rlimit_apply(p));
+		layer(&rep, SBX_L_RLIMIT, -sbx_rlimit_apply(p, c->want &
+		    SBX_L_USERDROP ? c->uid : getuid()));
 	if (c->want & SBX_L_NETNS)
 		layer(&rep, SBX_L_NETNS, netns());
 	if ((c->want & SBX_L_LANDLOCK) && (rs = sbx_landlock_prepare(c->root,

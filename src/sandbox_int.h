@@ -6,9 +6,10 @@
 #include "sandbox.h"
 
 /* sandbox_rlimit.c: lower CPU, AS, NOFILE, NPROC, FSIZE to p's values
- * (a 0 leaves one as it is) and CORE to 0; a limit is never raised.
+ * (a 0 leaves one as it is; NPROC is p->nproc more tasks than user uid,
+ * who runs the script, has now) and CORE to 0; a limit is never raised.
  * Returns 0 or -errno. */
-int	sbx_rlimit_apply(const struct sbx_policy *p);
+int	sbx_rlimit_apply(const struct sbx_policy *p, uid_t uid);
 
 /* 1 when setrlimit(RLIMIT_AS) takes effect (it does not under qemu-user). */
 int	sbx_rlimit_as_works(void);

@@ -5,17 +5,47 @@
  * lower limits knows better. */
 #include "sandbox_int.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+
+/* The tasks (threads) user uid runs now, from the owners of /proc/PID/task
+ * and their link counts (2 + threads); 0 without /proc. */
+static rlim_t
+tasks_of(uid_t uid)
+{
+	char path[40];
+	struct dirent *e;
+	struct stat st;
+	rlim_t n = 0;
+	DIR *d;
+
+	if ((d = opendir("/proc")) == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		snprintf(path, sizeof(path), "/proc/%.16s/task", e->d_name);
+		if (e->d_name[0] > '0' && e->d_name[0] <= '9' &&
+		    stat(path, &st) == 0 && st.st_uid == uid)
+			n += st.st_nlink > 2 ? st.st_nlink - 2 : 1;
+	}
+	closedir(d);
+	return n;
+}
 
 /* see sandbox_int.h */
 int
-sbx_rlimit_apply(const struct sbx_policy *p)
+sbx_rlimit_apply(const struct sbx_policy *p, uid_t uid)
 {
 	static const int res[] = { RLIMIT_CPU, RLIMIT_AS, RLIMIT_NOFILE,
 	    RLIMIT_NPROC, RLIMIT_FSIZE, RLIMIT_CORE };
-	const rlim_t want[] = { p->cpu_s, p->as_bytes, p->nofile, p->nproc,
-	    p->fsize, 0 };
+	/* RLIMIT_NPROC counts every task of the user, not the child's
+	 * alone: p->nproc more than the user runs now, or a script run as a
+	 * busy user, or as nobody beside daemons and other scripts, could
+	 * not fork at all. */
+	const rlim_t want[] = { p->cpu_s, p->as_bytes, p->nofile, p->nproc ?
+	    p->nproc + tasks_of(uid) : 0, p->fsize, 0 };
 	struct rlimit rl;
 	unsigned i;
 
