@@ -34,7 +34,7 @@
  * --max N         run-due: jobs run at once, each in its own process
  *                 (default: jobs.max_parallel)
  * --older DAYS    prune: archived jobs, and finished ones older than DAYS
- *                 (30), leave the journal
+ *                 (30), leave the journal; their session logs go too
  *
  * SPEC: hourly, daily, weekly, monthly, "@every 15m", or five cron fields
  * ("0,30 9-17 * * mon-fri"). run-due (from cron or a procd timer) turns
@@ -71,6 +71,7 @@
 #if SKILLBOX_JOBS
 #include "jobs.h"
 #include "schedule.h"
+#include "slog.h"
 
 struct jopt {
 	int		 json, all, max, tries;
@@ -279,15 +280,31 @@ change(const char *sub, unsigned id, const char *text)
 	return e != 0 ? fail(sub, e) : EXIT_OK;
 }
 
-/* Drop old finished jobs from the board (board_prune). */
+/* Drop old finished jobs from the board (board_prune), then their
+ * session logs: the journal no longer names them, and nothing would
+ * ever remove them from flash. */
 static int
 prune(const struct jopt *o)
 {
 	long days = o->older >= 0 ? o->older : 30;
+	unsigned *ids, nids = board.njobs, i, k;
+	char name[16];
 	int n;
 
+	if ((ids = arena_alloc(&app.perm, (nids + 1) * sizeof(*ids))) == NULL)
+		return cmd_nomem("pruning");
+	for (i = 0; i < nids; i++)
+		ids[i] = board.jobs[i]->id;
 	if ((n = board_prune(&board, now() - days * 86400LL)) < 0)
 		return fail("prune", n);
+	for (i = 0; i < nids; i++) {
+		for (k = 0; k < board.njobs && board.jobs[k]->id != ids[i]; k++)
+			;
+		if (k < board.njobs)
+			continue;	/* kept */
+		snprintf(name, sizeof(name), "job-%u", ids[i]);
+		(void)slog_remove(&app.perm, jcfg.state_dir, name);
+	}
 	printf("%d\n", n);
 	return EXIT_OK;
 }
