@@ -227,7 +227,7 @@ sbx_policy_defaults(struct sbx_policy *p)
 	p->cpu_s = 10;
 	p->as_bytes = (size_t)256 << 20;
 	p->nofile = 64;
-	p->nproc = 32;
+	p->nproc = 64;		/* above what the user runs: sbx_rlimit_apply */
 	p->fsize = (size_t)16 << 20;
 	p->out_cap = 32u << 10;
 }
