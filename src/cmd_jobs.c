@@ -287,22 +287,17 @@ static int
 prune(const struct jopt *o)
 {
 	long days = o->older >= 0 ? o->older : 30;
-	unsigned *ids, nids = board.njobs, i, k;
+	unsigned *gone;
 	char name[16];
-	int n;
+	int n, i;
 
-	if ((ids = arena_alloc(&app.perm, (nids + 1) * sizeof(*ids))) == NULL)
+	if ((gone = arena_alloc(&app.perm, (board.njobs + 1) *
+	    sizeof(*gone))) == NULL)
 		return cmd_nomem("pruning");
-	for (i = 0; i < nids; i++)
-		ids[i] = board.jobs[i]->id;
-	if ((n = board_prune(&board, now() - days * 86400LL)) < 0)
+	if ((n = board_prune(&board, now() - days * 86400LL, gone)) < 0)
 		return fail("prune", n);
-	for (i = 0; i < nids; i++) {
-		for (k = 0; k < board.njobs && board.jobs[k]->id != ids[i]; k++)
-			;
-		if (k < board.njobs)
-			continue;	/* kept */
-		snprintf(name, sizeof(name), "job-%u", ids[i]);
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "job-%u", gone[i]);
 		(void)slog_remove(&app.perm, jcfg.state_dir, name);
 	}
 	printf("%d\n", n);

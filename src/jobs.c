@@ -773,7 +773,7 @@ prunable(const struct board *b, const struct job *j, long long before,
 
 /* see jobs.h */
 int
-board_prune(struct board *b, long long before)
+board_prune(struct board *b, long long before, unsigned *gone)
 {
 	unsigned i, k, newest = 0;
 	int r, n = 0;
@@ -783,8 +783,11 @@ board_prune(struct board *b, long long before)
 	/* Decided on the whole board first: a pruned job's children count
 	 * as they were. */
 	for (i = 0; i < b->njobs; i++)
-		if (prunable(b, b->jobs[i], before, newest))
+		if (prunable(b, b->jobs[i], before, newest)) {
+			if (gone != NULL)
+				gone[n] = b->jobs[i]->id;
 			b->jobs[i]->len = 0, n++;
+		}
 	if (n == 0)
 		return 0;
 	for (i = k = 0; i < b->njobs; i++)

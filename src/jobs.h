@@ -173,8 +173,9 @@ int	job_answer(struct arena *a, const struct cfg *c, const char *session,
  * a compaction does): archived jobs, and done or failed ones last changed
  * (their last event) before `before`; never one that a job still todo,
  * running or blocked has as a parent, nor the newest job (ids, and the
- * sessions named after them, are never used twice). Count or <0. */
-int	board_prune(struct board *b, long long before);
+ * sessions named after them, are never used twice). Their ids go to
+ * gone (room for b->njobs of them) unless it is NULL. Count or <0. */
+int	board_prune(struct board *b, long long before, unsigned *gone);
 
 /* Reclaim running jobs whose worker is gone (as crashed). Count or <0. */
 int	board_reclaim(struct board *b, long long now);

@@ -25,9 +25,10 @@ tasks_of(uid_t uid)
 	if ((d = opendir("/proc")) == NULL)
 		return 0;
 	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] <= '0' || e->d_name[0] > '9')
+			continue;	/* not a process */
 		snprintf(path, sizeof(path), "/proc/%.16s/task", e->d_name);
-		if (e->d_name[0] > '0' && e->d_name[0] <= '9' &&
-		    stat(path, &st) == 0 && st.st_uid == uid)
+		if (stat(path, &st) == 0 && st.st_uid == uid)
 			n += st.st_nlink > 2 ? st.st_nlink - 2 : 1;
 	}
 	closedir(d);
