@@ -27,37 +27,27 @@ pin_version	= $(shell sed -n 's/^version=\([^-+]*\).*/\1/p' vendor/$(1)/pin)
 include board/$(BOARD)/board.mak
 -include config.mak
 
-# Compile-time features (README, "Features and their cost"); a board.mak or
-# the command line may turn one off. A profile is a set of them: full has
-# every one; router leaves out what an armv7 binary of 320 KiB cannot hold.
-PROFILE		?= full
-ifeq ($(PROFILE),router)
-SERVE_TLS	?= 0
-ORCH		?= 0
-HOOKS		?= 0
-MCP		?= 0
-EVAL		?= 0
-PERSIST		?= 0
-JOBS		?= 0
-CREW		?= 0
-else ifneq ($(PROFILE),full)
-$(error PROFILE=$(PROFILE): the profiles are full and router)
-endif
-SERVE_TLS	?= 1
+# Compile-time features (README, "Features and their cost"). Every board
+# builds every one; an integrator may leave one out (make MCP=0), or all
+# of them (make FEATURES=0, then e.g. ORCH=1 to add one back).
+FEATURES	?= 1
+# HTTPS in serve (tls_cert, tls_key)
+SERVE_TLS	?= $(FEATURES)
 # orchestration skills: oskill.md, LightSOPLang plans, loop sessions
-ORCH		?= 1
+ORCH		?= $(FEATURES)
 # hooks: commands and HTTP endpoints that allow or deny steps
-HOOKS		?= 1
+HOOKS		?= $(FEATURES)
 # the MCP client: MCP servers' tools on stdio, in the sandbox
-MCP		?= 1
+MCP		?= $(FEATURES)
 # evals (skillbox eval) and the response cache
-EVAL		?= 1
+EVAL		?= $(FEATURES)
 # sessions kept on flash: persist.*, skillbox state
-PERSIST		?= 1
-# the job board: skillbox jobs, schedules, run-due
-JOBS		?= 1
+PERSIST		?= $(FEATURES)
+# the job board: skillbox jobs, schedules, run-due, its HTTP API
+JOBS		?= $(FEATURES)
 # crews: a .skilled_crew.yaml as the configuration
-CREW		?= 1
+CREW		?= $(FEATURES)
+SWITCHES	= SERVE_TLS ORCH HOOKS MCP EVAL PERSIST JOBS CREW
 
 ifeq ($(origin CC),default)
 CC		= $(MUSL_CC)
@@ -104,29 +94,29 @@ else
 Q = @
 endif
 
-SRCS		:= $(wildcard src/*.c)
+SRCS		:= $(wildcard src/*/*.c)
 OBJS		:= $(SRCS:src/%.c=$(B)/obj/%.o)
-LIBOBJS		:= $(filter-out $(B)/obj/main.o,$(OBJS))
+LIBOBJS		:= $(filter-out $(B)/obj/cmd/main.o,$(OBJS))
 # The applets of features left out have no help text either.
-CMDS_OFF	:= $(if $(filter 0,$(MCP)),src/cmd_mcp.c) \
-		   $(if $(filter 0,$(EVAL)),src/cmd_eval.c) \
-		   $(if $(filter 0,$(PERSIST)),src/cmd_state.c) \
-		   $(if $(filter 0,$(JOBS)),src/cmd_jobs.c)
-CMDS		:= $(filter-out $(CMDS_OFF),$(wildcard src/cmd_*.c))
+CMDS_OFF	:= $(if $(filter 0,$(MCP)),src/cmd/cmd_mcp.c) \
+		   $(if $(filter 0,$(EVAL)),src/cmd/cmd_eval.c) \
+		   $(if $(filter 0,$(PERSIST)),src/cmd/cmd_state.c) \
+		   $(if $(filter 0,$(JOBS)),src/cmd/cmd_jobs.c)
+CMDS		:= $(filter-out $(CMDS_OFF),$(wildcard src/cmd/cmd_*.c))
 # and their lines in the other applets' help ("[EVAL] ..." in tools/mkhelp.sh)
-SWITCHES_OFF	:= $(foreach s,SERVE_TLS ORCH HOOKS MCP EVAL PERSIST JOBS CREW,$(if $(filter 0,$($(s))),$(s)))
+SWITCHES_OFF	:= $(foreach s,$(SWITCHES),$(if $(filter 0,$($(s))),$(s)))
 UNIT_SRCS	:= $(wildcard tests/unit/*.c)
 UNIT_OBJS	:= $(UNIT_SRCS:tests/unit/%.c=$(B)/unit/%.o)
 SETUP_OK	= build/.setup-ok
 VENDOR_OK	= $(VS)/bearssl/.skillbox-ok $(VS)/libfyaml/.skillbox-ok $(VS)/jsmn/.skillbox-ok
 
 # The vendored headers are visible only to the module that wraps them.
-$(B)/obj/json.o: CPPFLAGS += -DJSMN_STATIC -isystem $(VS)/jsmn
-$(B)/obj/fm.o $(B)/obj/cmd_version.o: CPPFLAGS += -isystem $(VS)/libfyaml/include
-$(B)/obj/tls.o $(B)/obj/cmd_version.o $(B)/unit/test_tls.o: CPPFLAGS += \
+$(B)/obj/fmt/json.o: CPPFLAGS += -DJSMN_STATIC -isystem $(VS)/jsmn
+$(B)/obj/fmt/fm.o $(B)/obj/cmd/cmd_version.o: CPPFLAGS += -isystem $(VS)/libfyaml/include
+$(B)/obj/net/tls.o $(B)/obj/cmd/cmd_version.o $(B)/unit/test_tls.o: CPPFLAGS += \
 	-isystem $(VS)/bearssl/inc
-$(B)/obj/tls.o: CPPFLAGS += -DSKILLBOX_BUILD_EPOCH=$(BUILD_EPOCH)LL
-$(B)/obj/cmd_version.o: CPPFLAGS += -DSKILLBOX_BUILD_DATE='"$(BUILD_DATE)"' \
+$(B)/obj/net/tls.o: CPPFLAGS += -DSKILLBOX_BUILD_EPOCH=$(BUILD_EPOCH)LL
+$(B)/obj/cmd/cmd_version.o: CPPFLAGS += -DSKILLBOX_BUILD_DATE='"$(BUILD_DATE)"' \
 	-DMUSL_VERSION='"$(MUSL_VERSION)"' -DJSMN_VERSION='"$(call pin_version,jsmn)"' \
 	-DBEARSSL_VERSION='"$(call pin_version,bearssl)"'
 
@@ -153,7 +143,7 @@ $(B)/vendor/libbearssl.a $(B)/vendor/libfyaml.a: $(VENDOR_OK) tools/vendor.mk $(
 	    Q=$(Q) $@
 	$(Q)touch $@
 
-$(B)/gen/help.h: $(CMDS) tools/mkhelp.sh $(B)/gen/switches.h
+$(B)/gen/help.h: $(CMDS) tools/mkhelp.sh $(B)/gen/config.h
 	@mkdir -p $(@D)
 	$(Q)OFF="$(SWITCHES_OFF)" sh tools/mkhelp.sh $(CMDS) >$@.tmp && mv $@.tmp $@
 
@@ -162,36 +152,35 @@ HOSTCC		?= cc
 build/host/lzpack: tools/lzpack.c
 	@mkdir -p $(@D)
 	$(Q)$(HOSTCC) -O2 -Wall -o $@ tools/lzpack.c
-$(B)/gen/helpz.h: $(CMDS) tools/mkhelp.sh build/host/lzpack $(B)/gen/switches.h
+$(B)/gen/helpz.h: $(CMDS) tools/mkhelp.sh build/host/lzpack $(B)/gen/config.h
 	@mkdir -p $(@D)
 	$(Q)OFF="$(SWITCHES_OFF)" sh tools/mkhelp.sh --text $(CMDS) | build/host/lzpack help_lz >$@.tmp && \
 	    mv $@.tmp $@
-$(B)/obj/main.o: $(B)/gen/helpz.h
 # The built-in tools' texts, packed the same way.
-build/host/mktooldefs: tools/mktooldefs.c src/tool_defs.h src/tool.h
+build/host/mktooldefs: tools/mktooldefs.c src/tool/tool_defs.h src/tool/tool.h
 	@mkdir -p $(@D)
 	$(Q)$(HOSTCC) -O2 -Wall -D_GNU_SOURCE -Isrc -o $@ tools/mktooldefs.c
 $(B)/gen/tooldefs_lz.h: build/host/mktooldefs build/host/lzpack
 	@mkdir -p $(@D)
 	$(Q)build/host/mktooldefs | build/host/lzpack tool_lz >$@.tmp && mv $@.tmp $@
-$(B)/obj/tool.o: $(B)/gen/tooldefs_lz.h
 
 # The web page, embedded.
 $(B)/gen/web.h: src/web/index.html tools/mkweb.sh
 	@mkdir -p $(@D)
 	$(Q)sh tools/mkweb.sh src/web/index.html >$@.tmp && mv $@.tmp $@
-$(B)/obj/cmd_serve.o: $(B)/gen/web.h
 
-# The feature switches as a header, rewritten only when one changes, so
-# that the objects using them are rebuilt then.
-$(B)/gen/switches.h: FORCE
+# The feature switches as a header (tools/mkconfig.sh), rewritten only when
+# one changes, so that the objects using them are rebuilt then.
+$(B)/gen/config.h: FORCE
 	@mkdir -p $(@D)
-	$(Q)printf '#define SKILLBOX_SERVE_TLS %d\n#define SKILLBOX_ORCH %d\n#define SKILLBOX_HOOKS %d\n#define SKILLBOX_MCP %d\n#define SKILLBOX_EVAL %d\n#define SKILLBOX_PERSIST %d\n#define SKILLBOX_JOBS %d\n#define SKILLBOX_CREW %d\n' \
-	    $(SERVE_TLS) $(ORCH) $(HOOKS) $(MCP) $(EVAL) $(PERSIST) $(JOBS) $(CREW) >$@.tmp && \
+	$(Q)sh tools/mkconfig.sh $(foreach s,$(SWITCHES),$(s)=$($(s))) >$@.tmp && \
 	    { cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@; }
 FORCE:
 
-$(B)/obj/%.o: src/%.c $(CC_DEP) | $(VENDOR_OK) $(B)/gen/help.h $(B)/gen/switches.h
+# Generated headers come first; -MMD then knows which object reads which.
+GEN		= $(B)/gen/help.h $(B)/gen/helpz.h $(B)/gen/config.h $(B)/gen/web.h \
+		  $(B)/gen/tooldefs_lz.h
+$(B)/obj/%.o: src/%.c $(CC_DEP) | $(VENDOR_OK) $(GEN)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CPPFLAGS) $(BASEFLAGS) $(CWARN) $(CFLAGS) -MMD -MP -c -o $@ $<
@@ -223,7 +212,7 @@ package: $(BIN)
 	$(Q)VERSION=$(VERSION) sh tools/package.sh $(ARCH) $(BIN) $(B)/pkg
 
 # Unit tests: one static binary with every module but main.c.
-$(B)/unit/%.o: tests/unit/%.c $(CC_DEP) | $(VENDOR_OK) $(B)/gen/help.h
+$(B)/unit/%.o: tests/unit/%.c $(CC_DEP) | $(VENDOR_OK) $(GEN)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CPPFLAGS) -Itests/unit $(BASEFLAGS) $(CWARN) $(CFLAGS) -MMD -MP -c -o $@ $<
@@ -273,9 +262,9 @@ bench: $(BIN) $(SETUP_OK)
 	$(Q)MAKE="$(MAKE)" tools/bench/run $(BIN)
 
 check:
-	$(Q)sh tools/checksrc src/*.c src/*.h
+	$(Q)sh tools/checksrc src/*/*.c src/*/*.h
 	$(Q)cppcheck -q --error-exitcode=1 --enable=warning,portability \
-	    --inline-suppr -D__GNUC__ -Isrc src/*.c
+	    --inline-suppr -D__GNUC__ -Isrc src/*/*.c
 
 clean:
 	rm -rf build/$(BOARD)

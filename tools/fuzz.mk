@@ -40,29 +40,29 @@ VENDOR_OK	= $(VS)/libfyaml/.skillbox-ok $(VS)/jsmn/.skillbox-ok \
 BEAR_SRCS	:= $(shell find $(VS)/bearssl/src -name '*.c' 2>/dev/null | sort)
 BEAR_OBJS	:= $(BEAR_SRCS:$(VS)/bearssl/src/%.c=$(O)/bearssl/%.o)
 BEAR_LIB	= $(O)/libbearssl.a
-HDRS		:= $(wildcard src/*.h)
+HDRS		:= $(wildcard src/*/*.h)
 
 # Per harness: its sources, extra flags and libraries.
-json_SRCS	= tests/fuzz/fuzz_json.c src/json.c src/str.c src/arena.c
+json_SRCS	= tests/fuzz/fuzz_json.c src/fmt/json.c src/base/str.c src/base/arena.c
 json_FLAGS	= -DJSMN_STATIC -I$(VS)/jsmn
-fm_SRCS		= tests/fuzz/fuzz_fm.c src/fm.c src/str.c src/arena.c
+fm_SRCS		= tests/fuzz/fuzz_fm.c src/fmt/fm.c src/base/str.c src/base/arena.c
 fm_FLAGS	= $(FY_INC)
 fm_LIBS		= $(FY_LIB)
-skill_SRCS	= tests/fuzz/fuzz_skill.c src/skill.c src/fm.c src/str.c src/arena.c \
-		  src/hook.c src/http.c
+skill_SRCS	= tests/fuzz/fuzz_skill.c src/skill/skill.c src/fmt/fm.c src/base/str.c src/base/arena.c \
+		  src/skill/hook.c src/net/http.c
 skill_FLAGS	= $(FY_INC)
 skill_LIBS	= $(FY_LIB)
-sse_SRCS	= tests/fuzz/fuzz_sse.c src/sse.c src/str.c src/arena.c
-http_SRCS	= tests/fuzz/fuzz_http.c src/http.c src/str.c src/arena.c
-plan_SRCS	= tests/fuzz/fuzz_plan.c src/plan.c src/str.c src/arena.c
-llm_SRCS	= tests/fuzz/fuzz_llm.c src/llm.c src/llm_openai.c \
-		  src/llm_responses.c src/llm_anthropic.c src/llm_ollama.c \
-		  src/sse.c src/json.c src/str.c src/arena.c src/log.c \
-		  src/http.c src/net.c src/tls.c
+sse_SRCS	= tests/fuzz/fuzz_sse.c src/fmt/sse.c src/base/str.c src/base/arena.c
+http_SRCS	= tests/fuzz/fuzz_http.c src/net/http.c src/base/str.c src/base/arena.c
+plan_SRCS	= tests/fuzz/fuzz_plan.c src/fmt/plan.c src/base/str.c src/base/arena.c
+llm_SRCS	= tests/fuzz/fuzz_llm.c src/llm/llm.c src/llm/llm_openai.c \
+		  src/llm/llm_responses.c src/llm/llm_anthropic.c src/llm/llm_ollama.c \
+		  src/fmt/sse.c src/fmt/json.c src/base/str.c src/base/arena.c src/base/log.c \
+		  src/net/http.c src/net/net.c src/net/tls.c
 llm_FLAGS	= -DJSMN_STATIC -I$(VS)/jsmn -isystem $(VS)/bearssl/inc \
 		  -DSKILLBOX_VERSION='"fuzz"' -DSKILLBOX_BUILD_EPOCH=0LL
 llm_LIBS	= $(BEAR_LIB)
-tls_SRCS	= tests/fuzz/fuzz_tls.c src/tls.c src/net.c src/str.c src/arena.c
+tls_SRCS	= tests/fuzz/fuzz_tls.c src/net/tls.c src/net/net.c src/base/str.c src/base/arena.c
 tls_FLAGS	= -isystem $(VS)/bearssl/inc -DSKILLBOX_BUILD_EPOCH=0LL
 tls_LIBS	= $(BEAR_LIB)
 # Seeds for tls: two certificates of the system bundle, one as PEM text
@@ -89,15 +89,16 @@ $(FUZZERS:%=run-%): run-%: $(O)/fuzz_%
 	$(O)/fuzz_$* $(FUZZ_RUN) -artifact_prefix=$(O)/crash-$*- $(O)/corpus-$*
 
 .SECONDEXPANSION:
-$(O)/fuzz_%: $$($$*_SRCS) $$($$*_LIBS) $(HDRS) tools/fuzz.mk $(O)/gen/switches.h
+$(O)/fuzz_%: $$($$*_SRCS) $$($$*_LIBS) $(HDRS) tools/fuzz.mk $(O)/gen/config.h
 	@mkdir -p $(@D)
 	@echo "  CC      $@"
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $($*_FLAGS) -o $@ $($*_SRCS) $($*_LIBS) -lm
 
 # Every feature in (the Makefile writes the same header per build).
-$(O)/gen/switches.h: tools/fuzz.mk
+$(O)/gen/config.h: tools/fuzz.mk tools/mkconfig.sh
 	@mkdir -p $(@D)
-	@printf '#define SKILLBOX_SERVE_TLS 1\n#define SKILLBOX_ORCH 1\n#define SKILLBOX_HOOKS 1\n' >$@
+	@sh tools/mkconfig.sh SERVE_TLS=1 ORCH=1 HOOKS=1 MCP=1 EVAL=1 PERSIST=1 \
+	    JOBS=1 CREW=1 >$@
 
 $(BEAR_LIB): $(BEAR_OBJS)
 	@rm -f $@ && ar rcs $@ $^

@@ -4,8 +4,8 @@
  * byte; a tool without fixed parameters gets an empty text. */
 #include <stdio.h>
 
-#include "tool.h"
-#include "tool_defs.h"
+#include "tool/tool.h"
+#include "tool/tool_defs.h"
 
 int
 main(void)

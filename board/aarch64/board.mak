@@ -6,11 +6,4 @@ CROSS_COMPILE	= aarch64-linux-gnu-
 # binary is far below its 1 MiB reach): 16 KB less, same code otherwise.
 CPUFLAGS	= -mcmodel=tiny
 RUNNER		= qemu-aarch64-static
-SIZE_BUDGET	= 458752
-# These features do not fit the size budget here (README, "Features and
-# their cost"): make SERVE_TLS=1 ORCH=1 MCP=1 EVAL=1 JOBS=1 builds them in.
-SERVE_TLS	= 0
-ORCH		= 0
-MCP		= 0
-EVAL		= 0
-JOBS		= 0
+SIZE_BUDGET	= 655360

@@ -7,8 +7,4 @@ CROSS_COMPILE	= arm-linux-gnueabihf-
 CPUFLAGS	= -march=armv7-a -mthumb -mfpu=vfpv3-d16 -mfloat-abi=hard \
 		  -fno-inline-small-functions
 RUNNER		= qemu-arm-static
-SIZE_BUDGET	= 327680
-# The router profile: no HTTPS in serve, no orchestration skills, no hooks;
-# the full set does not fit the size budget here (README, "Features and
-# their cost"). make ORCH=1 HOOKS=1 SERVE_TLS=1 builds them in.
-PROFILE		= router
+SIZE_BUDGET	= 475136

@@ -10,11 +10,4 @@ RUNNER		= qemu-mips-static
 # No FPU in the tests either (board/mipsel).
 QEMU_CPU	?= 24Kc
 export QEMU_CPU
-SIZE_BUDGET	= 491520
-# Evals and the response cache (musl's regex alone is about 40 KB), the MCP
-# client and the job board do not fit the size budget with persistence to
-# flash, which a router needs more (README, "Features and their cost"):
-# make EVAL=1 MCP=1 JOBS=1 builds them in.
-EVAL		= 0
-MCP		= 0
-JOBS		= 0
+SIZE_BUDGET	= 622592

@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arena.h"
-#include "fm.h"
-#include "str.h"
+#include "base/arena.h"
+#include "fmt/fm.h"
+#include "base/str.h"
 
 #define CHECK(c) do {							\
 	if (!(c))							\

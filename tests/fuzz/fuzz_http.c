@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arena.h"
-#include "http.h"
-#include "str.h"
+#include "base/arena.h"
+#include "net/http.h"
+#include "base/str.h"
 
 #define CHECK(c) do {							\
 	if (!(c))							\

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arena.h"
-#include "json.h"
-#include "str.h"
+#include "base/arena.h"
+#include "fmt/json.h"
+#include "base/str.h"
 
 #define MAXTOK	(1u << 14)
 

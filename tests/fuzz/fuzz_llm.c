@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arena.h"
-#include "json.h"
-#include "llm.h"
+#include "base/arena.h"
+#include "fmt/json.h"
+#include "llm/llm.h"
 
 #define CHECK(c) do {							\
 	if (!(c))							\

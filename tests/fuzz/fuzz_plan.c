@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arena.h"
-#include "plan.h"
-#include "str.h"
+#include "base/arena.h"
+#include "fmt/plan.h"
+#include "base/str.h"
 
 #define CHECK(c) do {							\
 	if (!(c))							\

@@ -18,8 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "arena.h"
-#include "skill.h"
+#include "base/arena.h"
+#include "skill/skill.h"
 
 #define CHECK(c) do {							\
 	if (!(c))							\

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sse.h"
+#include "fmt/sse.h"
 
 #define CHECK(c) do {							\
 	if (!(c))							\

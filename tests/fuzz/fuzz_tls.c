@@ -17,8 +17,8 @@
 
 #include <bearssl.h>
 
-#include "arena.h"
-#include "tls.h"
+#include "base/arena.h"
+#include "net/tls.h"
 
 #define CHECK(c) do {							\
 	if (!(c))							\

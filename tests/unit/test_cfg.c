@@ -6,8 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cfg.h"
-#include "log.h"
+#include "agent/cfg.h"
+#include "base/log.h"
 #include "unit.h"
 
 #define D	"tests/data/config/"

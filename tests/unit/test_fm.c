@@ -2,7 +2,7 @@
 #include <string.h>
 #include <stdio.h>
 
-#include "fm.h"
+#include "fmt/fm.h"
 #include "unit.h"
 
 static int

@@ -17,9 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fsafe.h"
-#include "json.h"
-#include "tool.h"
+#include "base/fsafe.h"
+#include "fmt/json.h"
+#include "tool/tool.h"
 #include "unit.h"
 
 #ifndef RENAME_EXCHANGE

@@ -6,9 +6,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cfg.h"
-#include "fm.h"
-#include "hook.h"
+#include "agent/cfg.h"
+#include "fmt/fm.h"
+#include "skill/hook.h"
 #include "unit.h"
 
 static struct fm_node *
@@ -60,7 +60,7 @@ names(void)
 	    "approve"), &v, &line), -E_INVAL);
 }
 
-#if SKILLBOX_HOOKS
+#if HAVE_HOOKS
 /* Parse `hooks:` of text; the error message, or "" when it parsed. */
 static const char *
 perr(const char *text, unsigned *line)
@@ -159,7 +159,7 @@ config(void)
 	    "hooks:\n  - { event: pre_tool_use, command: 'exit 0' }\n");
 	path = arena_printf(&t_arena, "%s/c.yaml", dir);
 	e = cfg_load(&c, &t_arena, path, err, sizeof(err));
-#if SKILLBOX_HOOKS
+#if HAVE_HOOKS
 	T_EQI(e, 0);
 	T_EQI(c.napprove, 2);
 	T_EQS(c.approve[1], "handoff_to_*");
@@ -180,7 +180,7 @@ config(void)
 static const struct unit_case cases[] = {
 	{ "glob", glob },
 	{ "names", names },
-#if SKILLBOX_HOOKS
+#if HAVE_HOOKS
 	{ "parse", parse },
 	{ "errors", errors },
 #endif

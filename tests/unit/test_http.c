@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "http.h"
+#include "net/http.h"
 #include "unit.h"
 
 /* A canned peer: serves `data` in reads of at most `piece` bytes (the

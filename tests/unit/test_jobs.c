@@ -6,8 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "jobs.h"
-#include "log.h"
+#include "serve/jobs.h"
+#include "base/log.h"
 #include "unit.h"
 
 static char root[64];

@@ -1,7 +1,7 @@
 /* test_json.c - the JSON reader and writer. */
 #include <string.h>
 
-#include "json.h"
+#include "fmt/json.h"
 #include "unit.h"
 
 #define MAXTOK	4096

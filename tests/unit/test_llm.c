@@ -13,10 +13,10 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
-#include "json.h"
-#include "llm.h"
-#include "net.h"
-#include "str.h"
+#include "fmt/json.h"
+#include "llm/llm.h"
+#include "net/net.h"
+#include "base/str.h"
 #include "unit.h"
 
 #define HELLO	"H\xc3\xa9llo, w\xc3\xb6rld \xf0\x9f\x9a\x80"

@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "plan.h"
-#include "str.h"
+#include "fmt/plan.h"
+#include "base/str.h"
 #include "unit.h"
 
 static int

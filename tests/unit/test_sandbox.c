@@ -14,11 +14,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "json.h"
-#include "sandbox.h"
-#include "sandbox_int.h"
-#include "sha256.h"
-#include "str.h"
+#include "fmt/json.h"
+#include "sandbox/sandbox.h"
+#include "sandbox/sandbox_int.h"
+#include "base/sha256.h"
+#include "base/str.h"
 #include "unit.h"
 
 static void

@@ -1,8 +1,8 @@
 /* test_sched.c - schedules and POSIX TZ rules against a fake clock. */
 #include <string.h>
 
-#include "schedule.h"
-#include "str.h"
+#include "fmt/schedule.h"
+#include "base/str.h"
 #include "unit.h"
 
 static long long

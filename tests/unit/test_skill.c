@@ -6,7 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "skill.h"
+#include "skill/skill.h"
 #include "unit.h"
 
 static char tmpl[64];

@@ -1,9 +1,9 @@
 /* test_sse.c - the text/event-stream and NDJSON push parsers. */
 #include <string.h>
 
-#include "json.h"
-#include "sse.h"
-#include "str.h"
+#include "fmt/json.h"
+#include "fmt/sse.h"
+#include "base/str.h"
 #include "unit.h"
 
 #define CAP	4096

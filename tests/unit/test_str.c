@@ -2,7 +2,7 @@
  * the packed help text's unpacker. */
 #include <string.h>
 
-#include "str.h"
+#include "base/str.h"
 #include "unit.h"
 
 static void

@@ -7,8 +7,8 @@
 
 #include <bearssl.h>
 
-#include "str.h"
-#include "tls.h"
+#include "base/str.h"
+#include "net/tls.h"
 #include "unit.h"
 
 #define BUNDLE	"/etc/ssl/certs/ca-certificates.crt"

@@ -9,8 +9,8 @@
 
 #include <string.h>
 
-#include "arena.h"
-#include "base.h"
+#include "base/arena.h"
+#include "base/base.h"
 
 struct unit_case {
 	const char	*name;

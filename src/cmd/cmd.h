@@ -1,0 +1,97 @@
+/* cmd.h - what the applets share: exit codes, the applet signature and
+ * start-up helpers. Only main.c and cmd_*.c include this. */
+#ifndef CMD_H
+#define CMD_H
+
+#include "agent/agent.h"
+#include "base/arena.h"
+#include "base/base.h"
+
+/* Exit statuses, documented in --help and README.md. */
+enum {
+	EXIT_OK		= 0,
+	EXIT_FAIL	= 1,	/* the work failed: invalid skill, error */
+	EXIT_USAGE	= 2,	/* bad command line */
+	EXIT_NOMEM	= 3,	/* the memory budget ran out */
+	EXIT_LIMIT	= 4,	/* a limit stopped the turn */
+	EXIT_WAIT	= 5,	/* the turn waits on a person's answer */
+};
+
+/* Process-wide state of one invocation: the one mutable global. */
+struct app {
+	struct arena	 perm;		/* lives until exit */
+	int		 json;		/* --json where an applet takes it */
+	int		 stats;		/* --stats: print memory use at exit */
+	int		 quiet;
+	const char	*prog;
+	const char	*config;	/* -c FILE */
+};
+
+extern struct app app;
+
+/* Report the exhausted budget, naming what was being done. */
+int	cmd_nomem(const char *doing);
+
+/* Print the applet's help (from its opening comment) to stdout. */
+int	cmd_help(const char *applet);
+
+/* Report a usage error and point to --help; returns EXIT_USAGE. */
+int	cmd_usage(const char *applet, const char *fmt, ...) ATTR_PRINTF(2, 3);
+
+/* The skills folders used without -d (cfg_default_skill_dirs) into
+ * roots[0..SKILL_MAX_ROOTS), their count in *n. 0 or an exit status. */
+int	cmd_default_roots(const char *applet, const char **roots, unsigned *n);
+
+/* Write all of buf to fd; returns 0 or -E_IO (EPIPE included). */
+int	cmd_write(int fd, const char *buf, size_t n);
+
+/* How run and chat print what the agents do. */
+struct cmd_printer {
+	int	json;		/* NDJSON events */
+	int	stream;		/* text as it arrives */
+	int	progress;	/* progress lines on stderr */
+	int	open;		/* streamed text: 1 without its newline,
+				 * 2 with it */
+	int	tty;		/* a terminal at stdout or stderr */
+	char	said[160];	/* the start of the last error printed */
+};
+
+/* Load the configuration and open the agent with its session. Returns 0
+ * or an exit status (the error said). */
+/* The text of run or answer: arg, or stdin without one (at most 1 MiB),
+ * without its trailing line ends. 0, or the exit status to return. */
+struct sbuf;
+int	cmd_read_text(const char *applet, const char *arg, struct sbuf *in);
+
+int	cmd_agent_open(struct agent **out, const char *session, int resume,
+	    int stream, int json, int nolog, struct cmd_printer *p);
+void	cmd_agent_answer(struct cmd_printer *p, enum agent_status st,
+	    const char *final);
+
+/* On stderr: how to go on with the paused turn (answer or approve). */
+void	cmd_wait_hint(struct agent *ag);
+
+/* The line a person typed while the turn waits (chat, the OpenAI
+ * endpoint): the answer to a question; to an approval, y or yes approves
+ * and anything else denies, the text being the reason. */
+enum agent_status cmd_agent_reply(struct agent *ag, const char *s, size_t n,
+	    const char **final);
+int	cmd_agent_status(enum agent_status st);
+
+int	cmd_answer(int argc, char **argv);
+int	cmd_chat(int argc, char **argv);
+int	cmd_config(int argc, char **argv);
+int	cmd_eval(int argc, char **argv);
+int	cmd_exec(int argc, char **argv);
+int	cmd_jobs(int argc, char **argv);
+int	cmd_llm(int argc, char **argv);
+int	cmd_mcp(int argc, char **argv);
+int	cmd_run(int argc, char **argv);
+int	cmd_sandbox(int argc, char **argv);
+int	cmd_serve(int argc, char **argv);
+int	cmd_session(int argc, char **argv);
+int	cmd_skills(int argc, char **argv);
+int	cmd_state(int argc, char **argv);
+int	cmd_version(int argc, char **argv);
+
+#endif

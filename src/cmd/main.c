@@ -1,0 +1,320 @@
+/* main.c - the multi-call entry: `skillbox [OPTIONS] APPLET [ARGS]`, or an
+ * applet called through a link of its own name. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/cfg.h"
+#include "cmd/cmd.h"
+#include "help.h"
+#include "helpz.h"
+#include "base/log.h"
+#include "skill/skill.h"
+#include "config.h"
+
+struct app app;
+
+struct applet {
+	const char	*name;
+	int		(*fn)(int, char **);
+	const char	*summary;
+	unsigned	 help;		/* which text of help_lz */
+};
+
+/* Sorted by name. */
+static const struct applet applets[] = {
+	{ "answer", cmd_answer, SUMMARY_ANSWER, HELP_ANSWER },
+	{ "chat", cmd_chat, SUMMARY_CHAT, HELP_CHAT },
+	{ "config", cmd_config, SUMMARY_CONFIG, HELP_CONFIG },
+#if HAVE_EVAL
+	{ "eval", cmd_eval, SUMMARY_EVAL, HELP_EVAL },
+#endif
+	{ "exec", cmd_exec, SUMMARY_EXEC, HELP_EXEC },
+#if HAVE_JOBS
+	{ "jobs", cmd_jobs, SUMMARY_JOBS, HELP_JOBS },
+#endif
+	{ "llm", cmd_llm, SUMMARY_LLM, HELP_LLM },
+#if HAVE_MCP
+	{ "mcp", cmd_mcp, SUMMARY_MCP, HELP_MCP },
+#endif
+	{ "run", cmd_run, SUMMARY_RUN, HELP_RUN },
+	{ "sandbox", cmd_sandbox, SUMMARY_SANDBOX, HELP_SANDBOX },
+	{ "serve", cmd_serve, SUMMARY_SERVE, HELP_SERVE },
+	{ "session", cmd_session, SUMMARY_SESSION, HELP_SESSION },
+	{ "skills", cmd_skills, SUMMARY_SKILLS, HELP_SKILLS },
+#if HAVE_PERSIST
+	{ "state", cmd_state, SUMMARY_STATE, HELP_STATE },
+#endif
+	{ "version", cmd_version, SUMMARY_VERSION, HELP_VERSION },
+};
+
+static const struct applet *
+find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(applets); i++)
+		if (strcmp(applets[i].name, name) == 0)
+			return &applets[i];
+	return NULL;
+}
+
+static void
+usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f,
+	    "usage: skillbox [OPTIONS] APPLET [ARGS...]\n"
+	    "Run LLM agents built from skills, in one static binary.\n\n"
+	    "Applets:\n");
+	for (i = 0; i < ARRAY_LEN(applets); i++)
+		fprintf(f, "  %-10s %s\n", applets[i].name, applets[i].summary);
+	fprintf(f,
+	    "\nOptions (before the applet):\n"
+	    "  -c, --config FILE  skillbox.yaml (default $SKILLBOX_CONFIG,\n"
+	    "                     ./skillbox.yaml, /etc/skillbox/skillbox.yaml)\n"
+	    "  -m, --memory SIZE  memory budget, e.g. 512k, 4M (default %uk;\n"
+	    "                     also $SKILLBOX_MEMORY, or memory: in the\n"
+	    "                     configuration)\n"
+	    "  -v, --verbose      more diagnostics (twice: debug)\n"
+	    "  -q, --quiet        errors only\n"
+	    "      --stats        print memory use at exit\n"
+	    "  -h, --help         this text; `skillbox APPLET --help` for one\n"
+	    "  -V, --version      same as `skillbox version`\n"
+	    "\nExit status: 0 ok, 1 failure, 2 usage error, 3 memory budget "
+	    "exhausted,\n4 a limit (turns, time, tokens, budget) stopped the "
+	    "turn.\n", MEM_DEFAULT >> 10);
+}
+
+int
+cmd_help(const char *name)
+{
+	const struct applet *a = find(name);
+
+	char *t, *p;
+	unsigned i;
+
+	if (a == NULL)
+		return cmd_usage(NULL, "no applet '%s'", name);
+	if ((t = arena_alloc(&app.perm, help_lz_LEN)) == NULL ||
+	    str_unpack(help_lz, sizeof(help_lz), t, help_lz_LEN) !=
+	    help_lz_LEN)
+		return cmd_nomem("unpacking the help");
+	for (p = t, i = 0; i < a->help; i++)
+		p += strlen(p) + 1;
+	fputs(p, stdout);
+	return EXIT_OK;
+}
+
+int
+cmd_usage(const char *applet, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_err("%s%s%s", applet ? applet : "", applet ? ": " : "", msg);
+	fprintf(stderr, "Try 'skillbox %s%s--help'.\n", applet ? applet : "",
+	    applet ? " " : "");
+	return EXIT_USAGE;
+}
+
+int
+cmd_nomem(const char *doing)
+{
+	log_err("memory budget of %zu KiB exhausted while %s (%zu KiB in use "
+	    "when a request for %zu bytes failed); raise it with --memory",
+	    mem_budget() >> 10, doing, mem_failed_used() >> 10,
+	    mem_failed_request());
+	return EXIT_NOMEM;
+}
+
+int
+cmd_default_roots(const char *applet, const char **roots, unsigned *n)
+{
+	unsigned k = cfg_default_skill_dirs(&app.perm, roots, SKILL_MAX_ROOTS);
+
+	if (k == 0)
+		return cmd_nomem("listing the skills folders");
+	if (k > SKILL_MAX_ROOTS)
+		return cmd_usage(applet, "at most %d skills folders",
+		    SKILL_MAX_ROOTS);
+	*n = k;
+	return 0;
+}
+
+int
+cmd_write(int fd, const char *buf, size_t n)
+{
+	ssize_t r;
+
+	while (n > 0) {
+		r = write(fd, buf, n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -E_IO;
+		buf += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+/* Peak resident set of this process in KiB, from /proc (0 if unknown). */
+static long
+vm_hwm(void)
+{
+	char line[128];
+	long kb = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, "VmHWM:", 6) == 0)
+			kb = strtol(line + 6, NULL, 10);
+	fclose(f);
+	return kb;
+}
+
+static void
+print_stats(void)
+{
+	fprintf(stderr, "skillbox: memory: budget %zu KiB, peak %zu bytes, "
+	    "in use %zu bytes, peak RSS (VmHWM) %ld KiB\n", mem_budget() >> 10,
+	    mem_peak(), mem_used(), vm_hwm());
+}
+
+/* The `memory:` of the configuration, read before the budget exists (so
+ * with a stack buffer and no stdio): a top-level line "memory: SIZE". The
+ * full parse later checks it. */
+static const char *
+config_memory(const char *path)
+{
+	static char val[32];
+	const char *env = getenv("SKILLBOX_CONFIG");
+	const char *cand[] = { path, env, "skillbox.yaml",
+	    "/etc/skillbox/skillbox.yaml" };
+	char buf[8192], *p, *e;
+	size_t i, k;
+	ssize_t n = -1;
+	int fd = -1;
+
+	for (i = 0; i < ARRAY_LEN(cand) && fd < 0; i++)
+		if (cand[i] != NULL && *cand[i] != '\0') {
+			fd = open(cand[i], O_RDONLY | O_CLOEXEC);
+			if (i < 2)	/* named: no fallback */
+				break;
+		}
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	for (p = buf; p != NULL; p = (p = strchr(p, '\n')) ? p + 1 : NULL) {
+		if (strncmp(p, "memory:", 7) != 0)
+			continue;
+		for (p += 7; *p == ' ' || *p == '\t' || *p == '"' ||
+		    *p == '\''; p++)
+			;
+		for (e = p, k = 0; *e != '\0' && *e != '\n' && *e != ' ' &&
+		    *e != '#' && *e != '"' && *e != '\'' && *e != '\r' &&
+		    k < sizeof(val) - 1; e++)
+			val[k++] = *e;
+		val[k] = '\0';
+		return k > 0 ? val : NULL;
+	}
+	return NULL;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "memory", required_argument, NULL, 'm' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "stats", no_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const struct applet *a;
+	const char *base, *mem = getenv("SKILLBOX_MEMORY");
+	size_t budget = MEM_DEFAULT;
+	int c, verbose = 0, r;
+
+	base = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+	signal(SIGPIPE, SIG_IGN);
+	if ((a = find(base)) == NULL) {
+		/* "+": stop at the applet name, its options are its own. */
+		while ((c = getopt_long(argc, argv, "+m:c:vqhV", opts,
+		    NULL)) != -1) {
+			switch (c) {
+			case 'm': mem = optarg; break;
+			case 'c': app.config = optarg; break;
+			case 'v': verbose++; break;
+			case 'q': app.quiet = 1; break;
+			case 'S': app.stats = 1; break;
+			case 'h': usage(stdout); return EXIT_OK;
+			case 'V': a = find("version"); break;
+			default: return cmd_usage(NULL, "bad option");
+			}
+		}
+		if (a == NULL && optind >= argc) {
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+		if (a == NULL && (a = find(argv[optind])) == NULL)
+			return cmd_usage(NULL, "no applet '%s'", argv[optind]);
+		if (optind < argc)
+			argc -= optind, argv += optind;
+		optind = 0;	/* musl: reset getopt for the applet */
+	}
+	if (verbose)
+		log_set_level(verbose > 1 ? LOG_DEBUG : LOG_INFO);
+	if (app.quiet)
+		log_set_level(LOG_ERR);
+	if (mem == NULL) {
+		/* A bad value here is left for the configuration check to
+		 * report with its file:line; the default applies meanwhile. */
+		const char *cm = config_memory(app.config);
+		size_t v;
+
+		if (cm != NULL && mem_parse_size(cm, &v) == 0 && v >= MEM_MIN &&
+		    v <= MEM_MAX)
+			budget = v;
+	}
+	if (mem != NULL && (mem_parse_size(mem, &budget) != 0 ||
+	    budget < MEM_MIN || budget > MEM_MAX))
+		return cmd_usage(NULL, "--memory '%s': want a size from %uk to "
+		    "%zuM, like 512k or 4M", mem, MEM_MIN >> 10, MEM_MAX >> 20);
+	if (mem_init(budget) != 0) {
+		log_err("cannot reserve a memory budget of %zu KiB", budget >> 10);
+		return EXIT_FAIL;
+	}
+	arena_init(&app.perm, "perm");
+	app.prog = "skillbox";
+	if (argc > 1 && strcmp(argv[1], "--help") == 0)
+		return cmd_help(a->name);
+	r = a->fn(argc, argv);
+	if (fflush(stdout) != 0 && r == EXIT_OK) {
+		log_err("write error on standard output: %s", strerror(errno));
+		r = EXIT_FAIL;
+	}
+	if (app.stats)
+		print_stats();
+	return r;
+}
