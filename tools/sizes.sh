@@ -4,16 +4,44 @@
 # map). LTO merges our code with libfyaml and BearSSL, so the parts come
 # from the same sources built without LTO in build/ARCH-nolto (`make size`
 # builds both; an arch without it gets dashes).
-# usage: tools/sizes.sh [--check] ARCH...
-#   --check  exit 1 when a binary exceeds SIZE_BUDGET of board/ARCH/board.mak
+# usage: tools/sizes.sh [--check | --baseline] ARCH...
+#   --check     exit 1 when a binary exceeds SIZE_BUDGET of board/ARCH/board.mak,
+#               or grows more than SLACK bytes over its SIZE_BASE there (the
+#               ratchet: a build that grows says so in the commit that raises
+#               SIZE_BASE, with the reason)
+#   --baseline  write each binary's size into its board.mak as SIZE_BASE
 set -eu
+SLACK=4096
 check=0
-[ "${1:-}" = --check ] && { check=1; shift; }
+case ${1:-} in
+--check) check=1; shift ;;
+--baseline) shift
+	for a in "$@"; do
+		size=$(wc -c <"build/$a/skillbox" | tr -d ' ')
+		sed -i "s/^SIZE_BASE[ \t]*=.*/SIZE_BASE\t= $size/" "board/$a/board.mak"
+		echo "sizes: board/$a/board.mak: SIZE_BASE = $size"
+	done
+	exit 0 ;;
+esac
 fail=0
 check_one() {
-	if [ "$check" = 1 ] && [ -n "$budget" ] && [ "$size" -gt "$budget" ]; then
+	[ "$check" = 1 ] || return 0
+	if [ -n "$budget" ] && [ "$size" -gt "$budget" ]; then
 		echo "size-check: $bin is $size bytes, over its budget of $budget" >&2
 		fail=1
+	fi
+	base=$(sed -n 's/^SIZE_BASE[ \t]*=[ \t]*//p' "board/$a/board.mak")
+	if [ -z "$base" ]; then
+		echo "size-check: board/$a/board.mak has no SIZE_BASE" >&2
+		fail=1
+	elif [ "$size" -gt $((base + SLACK)) ]; then
+		echo "size-check: $bin is $size bytes, $((size - base)) over its" \
+		    "baseline of $base (more than $SLACK): make it smaller, or" \
+		    "raise SIZE_BASE (make size-baseline) and say why in the commit" >&2
+		fail=1
+	elif [ "$size" -lt $((base - SLACK)) ]; then
+		echo "size-check: $bin is $((base - size)) bytes under its" \
+		    "baseline: lower it (make size-baseline)" >&2
 	fi
 }
 printf '| arch | stripped bytes | budget | headroom | without LTO | skillbox | musl | libfyaml | BearSSL | libgcc |\n'

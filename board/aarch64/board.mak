@@ -7,3 +7,5 @@ CROSS_COMPILE	= aarch64-linux-gnu-
 CPUFLAGS	= -mcmodel=tiny
 RUNNER		= qemu-aarch64-static
 SIZE_BUDGET	= 655360
+# The ratchet (tools/sizes.sh): make size-check fails 4 KiB over it.
+SIZE_BASE	= 0

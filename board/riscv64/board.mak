@@ -6,3 +6,5 @@ CROSS_COMPILE	= riscv64-linux-gnu-
 CPUFLAGS	=
 RUNNER		= qemu-riscv64-static
 SIZE_BUDGET	= 573440
+# The ratchet (tools/sizes.sh): make size-check fails 4 KiB over it.
+SIZE_BASE	= 0

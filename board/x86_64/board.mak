@@ -5,3 +5,5 @@ CROSS_COMPILE	=
 CPUFLAGS	=
 RUNNER		=
 SIZE_BUDGET	= 655360
+# The ratchet (tools/sizes.sh): make size-check fails 4 KiB over it.
+SIZE_BASE	= 0

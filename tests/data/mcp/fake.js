@@ -56,10 +56,12 @@ function handle(m) {
 			process.stdout.write('{"jsonrpc":"2.0","method":"x","params":"' + 'a'.repeat(1 << 20) + '"}\n');
 		const a = m.params.arguments || {};
 		if (mode === 'changing' && calls === 1) {
-			// after the reply: it waits in the pipe for the client
+			// after the reply, in the same write: it waits in the pipe
+			// for the client (two writes would race the next turn)
 			tools.push({ name: 'later', description: 'Came later.', inputSchema: { type: 'object' } });
-			reply(m.id, { content: [{ type: 'text', text: 'fake echo: ' + a.text }] });
-			return out({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+			return process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id,
+			    result: { content: [{ type: 'text', text: 'fake echo: ' + a.text }] } }) +
+			    '\n' + JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' }) + '\n');
 		}
 		if (m.params.name === 'echo')
 			return reply(m.id, { content: [{ type: 'text', text: 'fake echo: ' + a.text }] });
