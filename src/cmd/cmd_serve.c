@@ -107,11 +107,10 @@ cmd_serve(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cmd_usage("serve", "no arguments are taken");
-	o.perm = &app.perm;
 	o.config = app.config;
 	o.nomem = cmd_nomem;
 	o.usage = cmd_usage;
 	o.reply = cmd_agent_reply;
 	o.jobs = cmd_jobs;
-	return serve_main(&o);
+	return serve_main(&app.perm, &o);
 }

@@ -244,7 +244,7 @@ jobs_tick(struct srv *s, pid_t *pid, long long *next)
 
 /* see serve.h */
 int
-serve_main(const struct serve_opts *o)
+serve_main(struct arena *perm, const struct serve_opts *o)
 {
 	struct sockaddr_storage ss;
 	struct sigaction sa;
@@ -256,6 +256,7 @@ serve_main(const struct serve_opts *o)
 	pid_t jpid = 0;
 
 	memset(&s, 0, sizeof(s));
+	s.perm = perm;
 	s.o = o;
 	arena_init(&s.cfga[0], "config");
 	arena_init(&s.cfga[1], "config");
@@ -286,7 +287,7 @@ serve_main(const struct serve_opts *o)
 		return SERVE_FAIL;
 	}
 	if (HAVE_SERVE_TLS && s.cfg->serve.tls_cert != NULL &&
-	    tls_cred_load(o->perm, s.cfg->serve.tls_cert,
+	    tls_cred_load(perm, s.cfg->serve.tls_cert,
 	    s.cfg->serve.tls_key, &s.cred, why, sizeof(why)) != 0) {
 		log_err("%s", why);
 		return SERVE_FAIL;
@@ -294,15 +295,15 @@ serve_main(const struct serve_opts *o)
 	/* The trust anchors once, for every worker. */
 	if (strcmp(s.cfg->provider, "offline") != 0 && s.cfg->base_url !=
 	    NULL && strncmp(s.cfg->base_url, "https:", 6) == 0 &&
-	    llm_preload_anchors(o->perm, s.cfg->ca_file, why,
+	    llm_preload_anchors(perm, s.cfg->ca_file, why,
 	    sizeof(why)) != 0) {
 		log_err("%s", why);
 		return SERVE_FAIL;
 	}
 	s.nc = s.cfg->serve.max_conns;
-	s.c = arena_zalloc(o->perm, s.nc * sizeof(*s.c));
-	s.pfd = arena_zalloc(o->perm, (2 * s.nc + 1) * sizeof(*s.pfd));
-	s.pc = arena_zalloc(o->perm, (2 * s.nc + 1) * sizeof(*s.pc));
+	s.c = arena_zalloc(perm, s.nc * sizeof(*s.c));
+	s.pfd = arena_zalloc(perm, (2 * s.nc + 1) * sizeof(*s.pfd));
+	s.pc = arena_zalloc(perm, (2 * s.nc + 1) * sizeof(*s.pc));
 	if (s.c == NULL || s.pfd == NULL || s.pc == NULL)
 		return o->nomem("setting up the connections");
 	for (c = 0; c < (int)s.nc; c++)
@@ -340,7 +341,7 @@ serve_main(const struct serve_opts *o)
 	s.started = time(NULL);
 	jnext = s.started;
 	if (HAVE_PERSIST) {	/* the first start after a boot */
-		persist_run(s.cfg, o->perm, 0);
+		persist_run(s.cfg, perm, 0);
 		psync = s.started + s.cfg->persist.interval;
 	}
 	log_info("serving on port %u (%s; %u turns at once, %zu KiB each; "
@@ -389,13 +390,13 @@ serve_main(const struct serve_opts *o)
 		}
 		/* to flash, only what changed */
 		if (HAVE_PERSIST && time(NULL) >= psync) {
-			persist_run(s.cfg, o->perm, 1);
+			persist_run(s.cfg, perm, 1);
 			psync = time(NULL) + s.cfg->persist.interval;
 		}
 		step(&s);
 	}
 	if (HAVE_PERSIST)
-		persist_run(s.cfg, o->perm, 1);
+		persist_run(s.cfg, perm, 1);
 	fprintf(stderr, "skillbox: stopped\n");
 	return SERVE_OK;
 }

@@ -17,7 +17,6 @@ enum { SERVE_OK = 0, SERVE_FAIL = 1 };
 /* What the applet hands the server. The helpers live in cmd/, above this
  * layer, and so come as functions. */
 struct serve_opts {
-	struct arena	*perm;		/* lives until exit */
 	const char	*config;	/* the config file; NULL: default */
 	const char	*listen;	/* instead of serve.listen; or NULL */
 	const char	*port_file;	/* the port goes here; or NULL */
@@ -38,10 +37,12 @@ struct serve_opts {
 
 /* Load the configuration (o->config), listen on serve.listen (or
  * o->listen) and serve until SIGTERM; SIGHUP reloads the configuration.
- * Memory comes from o->perm and the process's budget. Returns SERVE_OK
+ * What lives until exit (the connections, TLS credentials, each worker's
+ * agent) comes from perm; requests and the configuration from the
+ * process's budget. Returns SERVE_OK
  * once stopped by SIGTERM and the running turns finished, SERVE_FAIL when
  * it cannot start (the reason logged), or what o->usage or o->nomem
  * returned. */
-int	serve_main(const struct serve_opts *o);
+int	serve_main(struct arena *perm, const struct serve_opts *o);
 
 #endif

@@ -95,7 +95,8 @@ struct conn {
 };
 
 struct srv {
-	const struct serve_opts *o;	/* the applet's: perm, helpers */
+	struct arena	*perm;		/* lives until exit */
+	const struct serve_opts *o;	/* the applet's options and helpers */
 	struct cfg	*cfg;
 	struct arena	 cfga[2];
 	unsigned	 cur;

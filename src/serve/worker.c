@@ -17,7 +17,6 @@
 
 #include "base/log.h"
 #include "config.h"
-#include "net/net.h"
 
 /* Parse a turn request into c->tr; 0, or an error response was made. */
 static int
@@ -358,7 +357,7 @@ worker(struct srv *s, struct conn *c, int wfd)
 	o.only = c->tok >= 0 ? s->only[c->tok] : NULL;
 	o.on_event = w_event;
 	o.ctx = &w;
-	if ((ag = agent_new(s->o->perm, s->cfg, &o, &e, why,
+	if ((ag = agent_new(s->perm, s->cfg, &o, &e, why,
 	    sizeof(why))) == NULL) {
 		struct sbuf sb;
 
