@@ -57,7 +57,6 @@
 #include "base/log.h"
 #include "base/sha256.h"
 #include "cmd/cmd.h"
-#include "config.h"
 #include "serve/serve.h"
 
 static int

@@ -158,7 +158,7 @@ void	step(struct srv *s);
 const char *stored_name(struct srv *s, struct conn *c, const char *name);
 /* The value of a query parameter in c->a, or NULL. */
 const char *query(struct conn *c, const char *key);
-/* sb and a newline as a 200 application/json reply (503 when sb ran out). */
+/* sb and a newline as a 200 application/json reply (503: sb ran out). */
 int	send_json(struct srv *s, struct conn *c, struct sbuf *sb);
 /* What walk_skills hands each skill. */
 struct skills_ctx {
