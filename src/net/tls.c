@@ -783,7 +783,6 @@ tls_error(const struct tls_conn *t)
 	return t->br_err;
 }
 
-#if HAVE_SERVE_TLS
 /* --- the server side, for skillbox serve
  *
  * The same suites as the client: ECDHE with AEAD, TLS 1.2. One chain and
@@ -1174,7 +1173,6 @@ tls_srv_why(struct tls_srv *t)
 		return NULL;
 	return err_words(be, "client", t->whybuf, sizeof(t->whybuf));
 }
-#endif /* HAVE_SERVE_TLS */
 
 static void
 pem_object(struct load *l, int kind)
@@ -1183,8 +1181,6 @@ pem_object(struct load *l, int kind)
 		if (kind == PEM_CERT)
 			add_cert(l);
 	}
-#if HAVE_SERVE_TLS
-	else if (l->cr != NULL)
+	else if (HAVE_SERVE_TLS && l->cr != NULL)
 		cred_object(l, kind);
-#endif
 }

@@ -61,7 +61,8 @@ int	tls_error(const struct tls_conn *t);
 /* The time certificate checks use (seconds since 1970). */
 long long tls_check_time(void);
 
-/* --- the server side (skillbox serve), built with SERVE_TLS=1
+/* --- the server side (skillbox serve): compiled in every build, linked
+ * only when serve calls it (SERVE_TLS=1).
  *
  * One certificate chain and its key, loaded once; then one tls_srv per
  * connection over a non-blocking socket, driven by the caller's poll(). */

@@ -1,0 +1,366 @@
+/* api.c - the native API: the bearer token, /health, the skills, the
+ * sessions and their logs, the chat page, and the router. */
+#include "serve/serve_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/sha256.h"
+#include "config.h"
+#include "session/slog.h"
+#include "web.h"
+
+/* --- auth */
+
+/* The token index for "Bearer T", compared in constant time against
+ * every hash; -1 none matches. */
+static int
+auth_token(const struct srv *s, const char *hdr)
+{
+	unsigned char d[32];
+	struct sha256 h;
+	unsigned i, k, diff;
+	int hit = -1;
+
+	if (hdr == NULL || strncasecmp(hdr, "Bearer ", 7) != 0)
+		return -1;
+	hdr += 7;
+	while (*hdr == ' ')
+		hdr++;
+	sha256_init(&h);
+	sha256_feed(&h, hdr, strlen(hdr));
+	sha256_final(&h, d);
+	for (i = 0; i < s->ntok; i++) {
+		for (diff = k = 0; k < 32; k++)
+			diff |= d[k] ^ s->hash[i][k];
+		if (diff == 0)
+			hit = (int)i;
+	}
+	return hit;
+}
+
+/* see serve_int.h */
+const char *
+stored_name(struct srv *s, struct conn *c, const char *name)
+{
+	const char *n;
+
+	if (name == NULL)
+		return NULL;
+	if (c->tok < 0)
+		n = name;
+	else if ((n = arena_printf(&c->a, "%s.%s", s->tag[c->tok], name)) ==
+	    NULL)
+		return NULL;
+	return slog_name_ok(n) ? n : NULL;
+}
+
+/* --- cheap endpoints */
+
+/* see serve_int.h */
+int
+send_json(struct srv *s, struct conn *c, struct sbuf *sb)
+{
+	sbuf_addc(sb, '\n');
+	if (sb->err)
+		return respond_err(s, c, 503, "server_error", "out of memory "
+		    "in the server", "Retry-After: " RETRY_AFTER "\r\n");
+	return respond(s, c, 200, "application/json", sb->p, sb->len, NULL);
+}
+
+static int
+ep_health(struct srv *s, struct conn *c)
+{
+	char b[160];
+	int n;
+
+	n = snprintf(b, sizeof(b), "{\"status\":\"%s\",\"version\":\"%s\","
+	    "\"turns\":%u,\"queued\":%u}\n", got_term ? "draining" : "ok",
+	    SKILLBOX_VERSION, s->turns, s->queued);
+	return respond(s, c, 200, "application/json", b, (size_t)n, NULL);
+}
+
+/* see serve_int.h */
+int
+in_words(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p = list;
+
+	if (list == NULL)
+		return 1;
+	while ((p = strstr(p, name)) != NULL) {
+		if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' '))
+			return 1;
+		p += n;
+	}
+	return 0;
+}
+
+static int
+each_skill(void *ctx, const struct skill *sk)
+{
+	struct skills_ctx *x = ctx;
+
+	if ((sk->flags & SKILL_NO_MODEL) || !in_words(x->only, sk->name))
+		return 0;
+	json_begin_obj(x->w);
+	json_kstr(x->w, "name", sk->name);
+	json_kstr(x->w, "description", sk->description);
+	json_end_obj(x->w);
+	return 0;
+}
+
+/* see serve_int.h */
+int
+walk_skills(struct srv *s, struct conn *c, struct skills_ctx *x,
+    int (*fn)(void *, const struct skill *))
+{
+	struct skill_reg reg;
+	int e;
+
+	x->only = c->tok >= 0 ? s->only[c->tok] : NULL;
+	x->created = s->started;
+	if ((e = skill_reg_init(&reg, s->cfg->skills, s->cfg->nskills, NULL,
+	    NULL)) == 0)
+		e = skill_reg_each(&reg, fn, x);
+	skill_reg_free(&reg);
+	return e;
+}
+
+static int
+ep_skills(struct srv *s, struct conn *c)
+{
+	struct skills_ctx x;
+	struct json_writer w;
+	struct sbuf sb;
+	int e;
+
+	memset(&x, 0, sizeof(x));
+	sbuf_init(&sb, &c->a, 0);
+	json_writer_init(&w, &sb);
+	json_begin_obj(&w);
+	json_key(&w, "skills");
+	json_begin_arr(&w);
+	x.w = &w;
+	e = walk_skills(s, c, &x, each_skill);
+	json_end_arr(&w);
+	json_end_obj(&w);
+	if (e != 0)
+		return respond_err(s, c, 503, "server_error", "cannot list the "
+		    "skills", NULL);
+	return send_json(s, c, &sb);
+}
+
+static int
+ep_sessions(struct srv *s, struct conn *c)
+{
+	struct slog_info *v;
+	struct json_writer w;
+	struct sbuf sb;
+	unsigned n, i;
+	size_t tl = c->tok >= 0 ? TAG_LEN + 1 : 0;
+	int e;
+
+	if ((e = slog_list(&c->a, s->cfg->state_dir, &v, &n)) != 0 &&
+	    e != -E_NOENT)
+		return respond_err(s, c, 503, "server_error", "cannot list the "
+		    "sessions", NULL);
+	if (e != 0)
+		n = 0;
+	sbuf_init(&sb, &c->a, 0);
+	json_writer_init(&w, &sb);
+	json_begin_obj(&w);
+	json_key(&w, "sessions");
+	json_begin_arr(&w);
+	for (i = 0; i < n; i++) {
+		if (tl > 0 && (strncmp(v[i].name, s->tag[c->tok], TAG_LEN) !=
+		    0 || v[i].name[TAG_LEN] != '.'))
+			continue;
+		json_begin_obj(&w);
+		json_kstr(&w, "name", v[i].name + tl);
+		json_key(&w, "size");
+		json_put_int(&w, v[i].size);
+		json_key(&w, "mtime");
+		json_put_int(&w, v[i].mtime);
+		json_end_obj(&w);
+	}
+	json_end_arr(&w);
+	json_end_obj(&w);
+	return send_json(s, c, &sb);
+}
+
+/* see serve_int.h */
+const char *
+query(struct conn *c, const char *key)
+{
+	const char *q = strchr(c->h.target, '?'), *p, *e;
+	size_t k = strlen(key);
+
+	for (p = q; p != NULL; p = strchr(p + 1, '&')) {
+		if (strncmp(p + 1, key, k) == 0 && p[1 + k] == '=') {
+			e = strchr(p + 2 + k, '&');
+			return arena_strndup(&c->a, p + 2 + k, e ? (size_t)(e -
+			    (p + 2 + k)) : strlen(p + 2 + k));
+		}
+	}
+	return NULL;
+}
+
+static int
+ep_session(struct srv *s, struct conn *c, const char *name)
+{
+	const char *stored = stored_name(s, c, name), *from;
+	struct slog lg;
+	long long off = 0;
+	char prev, *end;
+	int e;
+
+	if (stored == NULL)
+		return respond_err(s, c, 404, "not_found", "no such session",
+		    NULL);
+	if (strcmp(c->h.method, "DELETE") == 0) {
+		if ((e = slog_open(&lg, &c->a, s->cfg->state_dir, stored,
+		    SLOG_APPEND)) == 0) {
+			slog_close(&lg);
+			e = slog_remove(&c->a, s->cfg->state_dir, stored);
+		}
+		if (e == -E_BUSY)
+			return respond_err(s, c, 409, "conflict", "a turn of "
+			    "this session is running", NULL);
+		if (e != 0)
+			return respond_err(s, c, 404, "not_found", "no such "
+			    "session", NULL);
+		return respond(s, c, 204, NULL, "", 0, NULL);
+	}
+	if ((from = query(c, "from")) == NULL)
+		from = http_header(&c->h, "Last-Event-ID");
+	if (from != NULL) {
+		errno = 0;
+		off = strtoll(from, &end, 10);
+		if (errno != 0 || end == from || *end != '\0' || off < 0)
+			return respond_err(s, c, 400, "invalid_request_error",
+			    "'from' must be a log offset", NULL);
+	}
+	if ((e = slog_open(&lg, &c->a, s->cfg->state_dir, stored,
+	    SLOG_READ)) != 0)
+		return respond_err(s, c, 404, "not_found", "no such session",
+		    NULL);
+	/* An offset must be the start of an event: 0, or after a newline. */
+	if (off > 0 && (off > lg.off || pread(lg.fd, &prev, 1, off - 1) != 1 ||
+	    prev != '\n')) {
+		slog_close(&lg);
+		return respond_err(s, c, 400, "invalid_request_error", "that "
+		    "offset is not the start of an event", NULL);
+	}
+	if (lseek(lg.fd, off, SEEK_SET) < 0 || out_head(c, 200,
+	    "application/x-ndjson", -1, NULL) != 0) {
+		slog_close(&lg);
+		return -E_NOMEM;
+	}
+	c->kind = K_FILE;
+	c->headed = 1;
+	if (c->head) {		/* the head alone: no chunks, not even the last */
+		slog_close(&lg);
+		c->st = C_WRITE;
+		return 0;
+	}
+	c->src = lg.fd;		/* the connection closes it */
+	c->st = C_RELAY;
+	return 0;
+}
+
+/* The page is kept gzip-compressed: every browser takes it so. */
+static int
+ep_page(struct srv *s, struct conn *c)
+{
+	static const char no[] = "the page is sent gzip-compressed: ask "
+	    "with Accept-Encoding: gzip\n";
+	const char *ae = http_header(&c->h, "Accept-Encoding");
+
+	if (ae == NULL || strstr(ae, "gzip") == NULL)
+		return respond(s, c, 406, "text/plain", no, sizeof(no) - 1,
+		    NULL);
+	return respond(s, c, 200, "text/html; charset=utf-8",
+	    (const char *)web_index_gz, WEB_INDEX_GZ_LEN,
+	    "Content-Encoding: gzip\r\nVary: Accept-Encoding\r\n"
+	    "Content-Security-Policy: default-src 'self'; script-src "
+	    "'unsafe-inline'; style-src 'unsafe-inline'\r\n");
+}
+
+/* --- routing */
+
+/* see serve_int.h */
+int
+route(struct srv *s, struct conn *c)
+{
+	const char *m = c->h.method, *t = c->h.target, *o;
+	char path[256];
+	size_t n = strcspn(t, "?");
+	int get = strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0;
+	int post = strcmp(m, "POST") == 0;
+
+	c->head = strcmp(m, "HEAD") == 0;
+	if (n >= sizeof(path))
+		return respond_err(s, c, 404, "not_found", "no such path",
+		    NULL);
+	memcpy(path, t, n);
+	path[n] = '\0';
+	o = http_header(&c->h, "Origin");
+	if (o != NULL && s->cfg->serve.cors_origin != NULL &&
+	    strcmp(o, s->cfg->serve.cors_origin) == 0)
+		c->origin = s->cfg->serve.cors_origin;
+	if (strcmp(m, "OPTIONS") == 0) {
+		if (c->origin == NULL)
+			return respond_err(s, c, 403, "forbidden", "no CORS "
+			    "for this origin", NULL);
+		return respond(s, c, 204, NULL, "", 0,
+		    "Access-Control-Allow-Methods: GET, POST, DELETE\r\n"
+		    "Access-Control-Allow-Headers: authorization, "
+		    "content-type, last-event-id\r\n"
+		    "Access-Control-Max-Age: 600\r\n");
+	}
+	if (strcmp(path, "/health") == 0 && get)
+		return ep_health(s, c);
+	if (strcmp(path, "/") == 0 && get)
+		return ep_page(s, c);
+	c->tok = -1;
+	if (s->ntok > 0 && (c->tok = auth_token(s,
+	    http_header(&c->h, "Authorization"))) < 0)
+		return respond_err(s, c, 401, "authentication_error", "a "
+		    "valid bearer token is needed", "WWW-Authenticate: Bearer "
+		    "realm=\"skillbox\"\r\n");
+	if (strcmp(path, "/v1/models") == 0 && get)
+		return ep_models(s, c);
+	if (strcmp(path, "/api/v1/skills") == 0 && get)
+		return ep_skills(s, c);
+	if (strcmp(path, "/api/v1/sessions") == 0 && get)
+		return ep_sessions(s, c);
+	if (strncmp(path, "/api/v1/sessions/", 17) == 0 && path[17] != '\0' &&
+	    (get || strcmp(m, "DELETE") == 0))
+		return ep_session(s, c, path + 17);
+	if (strcmp(path, "/api/v1/run") == 0 && post)
+		return ep_turn(s, c, 0);
+	if (HAVE_JOBS && strncmp(path, "/api/v1/jobs", 12) == 0 &&
+	    (path[12] == '\0' || path[12] == '/'))
+		return ep_jobs(s, c, path + 12, get, post);
+	if (strncmp(path, "/api/v1/sessions/", 17) == 0 && post &&
+	    (n = strlen(path)) > 24 && strcmp(path + n - 7, "/answer") == 0) {
+		path[n - 7] = '\0';
+		c->tr.answer = 1;
+		c->tr.path_session = arena_strdup(&c->a, path + 17);
+		return ep_turn(s, c, 0);
+	}
+	if (strcmp(path, "/v1/chat/completions") == 0 && post)
+		return ep_turn(s, c, 1);
+	if (strcmp(path, "/v1/models") == 0 || strcmp(path,
+	    "/api/v1/run") == 0 || strcmp(path, "/v1/chat/completions") == 0 ||
+	    strcmp(path, "/api/v1/sessions") == 0 || strcmp(path,
+	    "/api/v1/skills") == 0)
+		return respond_err(s, c, 405, "invalid_request_error",
+		    "method not allowed here", NULL);
+	return respond_err(s, c, 404, "not_found", "no such path", NULL);
+}

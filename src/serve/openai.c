@@ -1,0 +1,211 @@
+/* openai.c - the OpenAI-compatible side: /v1/models, and the
+ * chat.completions request and reply shapes (streamed as chunks, or one
+ * chat.completion). */
+#include "serve/serve_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "base/sha256.h"
+#include "config.h"
+#include "session/slog.h"
+
+/* A model entry (a skill's name is escaped: the lenient loader takes
+ * names the format does not allow). */
+static void
+put_model(struct json_writer *w, const char *id, long long created)
+{
+	json_begin_obj(w);
+	json_kstr(w, "id", id);
+	json_kstr(w, "object", "model");
+	json_key(w, "created");
+	json_put_int(w, created);
+	json_kstr(w, "owned_by", "skillbox");
+	json_end_obj(w);
+}
+
+/* An orchestration skill the token may use is a model of its own. */
+static int
+each_model(void *ctx, const struct skill *sk)
+{
+	struct skills_ctx *x = ctx;
+
+	if ((sk->flags & (SKILL_NO_MODEL | SKILL_OSKILL)) != SKILL_OSKILL ||
+	    !in_words(x->only, sk->name))
+		return 0;
+	if (x->find != NULL)
+		x->found |= strcmp(sk->name, x->find) == 0;
+	else
+		put_model(x->w, sk->name, x->created);
+	return 0;
+}
+
+/* see serve_int.h */
+int
+find_agent(struct srv *s, struct conn *c, const char *name)
+{
+	struct skills_ctx x;
+
+	if (name == NULL || *name == '\0' || strcmp(name, "skillbox") == 0)
+		return 0;
+	memset(&x, 0, sizeof(x));
+	x.find = name;
+	return walk_skills(s, c, &x, each_model) == 0 && x.found ? 0 :
+	    -E_NOENT;
+}
+
+/* see serve_int.h */
+int
+ep_models(struct srv *s, struct conn *c)
+{
+	struct skills_ctx x;
+	struct json_writer w;
+	struct sbuf sb;
+
+	memset(&x, 0, sizeof(x));
+	sbuf_init(&sb, &c->a, 0);
+	json_writer_init(&w, &sb);
+	json_begin_obj(&w);
+	json_kstr(&w, "object", "list");
+	json_key(&w, "data");
+	json_begin_arr(&w);
+	x.w = &w;
+	put_model(&w, "skillbox", s->started);	/* the default entry agent */
+	if (HAVE_ORCH && walk_skills(s, c, &x, each_model) < 0)
+		return respond_err(s, c, 503, "server_error", "cannot list the "
+		    "skills", NULL);
+	json_end_arr(&w);
+	json_end_obj(&w);
+	return send_json(s, c, &sb);
+}
+
+/* see serve_int.h */
+int
+content_text(struct conn *c, const struct json_doc *d, int t, char **out,
+    size_t *n)
+{
+	struct sbuf sb;
+	unsigned i;
+	int p;
+	char *s;
+	size_t k;
+
+	if (t < 0)
+		return -E_INVAL;
+	if (d->t[t].type == JSON_STR)
+		return json_str(d, &c->a, t, out, n);
+	if (d->t[t].type != JSON_ARR)
+		return -E_INVAL;
+	sbuf_init(&sb, &c->a, 0);
+	for (i = 0; (p = json_at(d, t, i)) >= 0; i++) {
+		if (!json_eq(d, json_get(d, p, "type"), "text"))
+			continue;	/* images, files: not for this agent */
+		if (json_str(d, &c->a, json_get(d, p, "text"), &s, &k) != 0)
+			return -E_INVAL;
+		if (sb.len > 0)
+			sbuf_addc(&sb, '\n');
+		sbuf_add(&sb, s, k);
+	}
+	sbuf_addc(&sb, '\0');
+	if (sb.err)
+		return sb.err;
+	*out = sb.p;
+	*n = sb.len - 1;
+	return 0;
+}
+
+/* see serve_int.h */
+const char *
+user_session(struct conn *c, const char *user)
+{
+	unsigned char d[32];
+	char hex[65];
+	struct sha256 h;
+
+	if (slog_name_ok(user) && strlen(user) <= SLOG_NAME_MAX - TAG_LEN - 1)
+		return user;
+	sha256_init(&h);
+	sha256_feed(&h, user, strlen(user));
+	sha256_final(&h, d);
+	sha256_hex(d, hex);
+	return arena_printf(&c->a, "u-%.16s", hex);
+}
+
+/* see serve_int.h */
+void
+w_oai_chunk(struct wctx *w, const char *text, size_t n, const char *finish)
+{
+	struct arena_mark m = arena_mark(w->a);
+	struct json_writer j;
+	struct sbuf sb;
+
+	sbuf_init(&sb, w->a, 0);
+	json_writer_init(&j, &sb);
+	json_begin_obj(&j);
+	json_kstr(&j, "id", w->id);
+	json_kstr(&j, "object", "chat.completion.chunk");
+	json_key(&j, "created");
+	json_put_int(&j, w->created);
+	json_kstr(&j, "model", w->tr->model ? w->tr->model : "skillbox");
+	json_key(&j, "choices");
+	json_begin_arr(&j);
+	json_begin_obj(&j);
+	json_key(&j, "index");
+	json_put_uint(&j, 0);
+	json_key(&j, "delta");
+	json_begin_obj(&j);
+	if (text != NULL) {
+		if (!w->streamed) {
+			json_kstr(&j, "role", "assistant");
+		}
+		json_key(&j, "content");
+		json_put_strn(&j, text, n);
+	}
+	json_end_obj(&j);
+	json_key(&j, "finish_reason");
+	if (finish != NULL)
+		json_put_str(&j, finish);
+	else
+		json_put_null(&j);
+	json_end_obj(&j);
+	json_end_arr(&j);
+	json_end_obj(&j);
+	if (!sb.err) {
+		w_write(w, "data: ", 6);
+		w_write(w, sb.p, sb.len);
+		w_write(w, "\n\n", 2);
+	}
+	if (text != NULL)
+		w->streamed = 1;
+	arena_reset_to(w->a, m);
+}
+
+/* see serve_int.h */
+void
+w_oai_end(struct wctx *w, enum agent_status st, const char *final,
+    unsigned long in, unsigned long out)
+{
+	struct sbuf sb;
+
+	if (st != AG_OK && st != AG_EXIT && st != AG_WAIT) {
+		sbuf_init(&sb, w->a, 0);
+		w_error_json(w, &sb, final);
+		if (!sb.err) {
+			w_write(w, "data: ", 6);
+			w_write(w, sb.p, sb.len);
+			w_write(w, "\n\n", 2);
+		}
+		return;
+	}
+	if (!w->streamed)
+		w_oai_chunk(w, final ? final : "", final ? strlen(final) : 0,
+		    NULL);
+	w_oai_chunk(w, NULL, 0, "stop");
+	if (w->tr->include_usage)
+		w_printf(w, "data: {\"id\":\"%s\",\"object\":\"chat.completion."
+		    "chunk\",\"created\":%lld,\"choices\":[],\"usage\":{"
+		    "\"prompt_tokens\":%lu,\"completion_tokens\":%lu,"
+		    "\"total_tokens\":%lu}}\n\n", w->id, w->created, in, out,
+		    in + out);
+	w_write(w, "data: [DONE]\n\n", 14);
+}

@@ -1,0 +1,552 @@
+/* worker.c - agent turns: the request parsed before the fork, the forked
+ * worker that runs the turn within its memory slice and writes its events
+ * to a pipe in the request's format, and the queue of turns waiting for
+ * a slot. */
+#include "serve/serve_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "config.h"
+
+/* Parse a turn request into c->tr; 0, or an error response was made. */
+static int
+parse_turn(struct srv *s, struct conn *c, int oai, int *bad)
+{
+	struct json_doc d;
+	struct turnreq *tr = &c->tr;
+	const char *acc = http_header(&c->h, "Accept");
+	char *str = NULL, *role;
+	size_t n;
+	int t, m, i, last = -1, stream = 0;
+
+	*bad = 1;
+	if (json_parse(&c->a, c->body ? c->body : "", c->body_len, REQ_TOKENS,
+	    &d) != 0 || d.n == 0 || d.t[0].type != JSON_OBJ)
+		return respond_err(s, c, 400, "invalid_request_error", "the "
+		    "body must be a JSON object", NULL);
+	if (!oai) {
+		t = json_get(&d, 0, "approve");
+		if (t >= 0 && tr->path_session != NULL) {
+			if (json_bool(&d, t, &tr->approve) != 0)
+				return respond_err(s, c, 400,
+				    "invalid_request_error", "'approve' must be "
+				    "true or false", NULL);
+			tr->decide = 1;
+			if (json_str(&d, &c->a, json_get(&d, 0, "reason"),
+			    &tr->reason, NULL) != 0)
+				tr->reason = NULL;
+			str = "";
+			n = 0;
+		} else if (json_str(&d, &c->a, json_get(&d, 0, "input"), &str,
+		    &n) != 0 || n == 0)
+			return respond_err(s, c, 400, "invalid_request_error",
+			    "'input' must be a non-empty string", NULL);
+		tr->input = str;
+		tr->inlen = n;
+		t = json_get(&d, 0, "session");
+		if (tr->path_session != NULL)
+			t = -1, str = (char *)tr->path_session;
+		if (t >= 0 && !json_is_null(&d, t) && json_str(&d, &c->a, t,
+		    &str, NULL) != 0)
+			return respond_err(s, c, 400, "invalid_request_error",
+			    "'session' must be a string", NULL);
+		if ((t < 0 || json_is_null(&d, t)) && tr->path_session == NULL) {
+			unsigned char rnd[6];
+			char hex[13];
+			unsigned k;
+
+			if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) !=
+			    (ssize_t)sizeof(rnd))
+				return respond_err(s, c, 503, "server_error",
+				    "no random bytes", NULL);
+			for (k = 0; k < sizeof(rnd); k++)
+				snprintf(hex + 2 * k, 3, "%02x", rnd[k]);
+			str = arena_printf(&c->a, "web-%s", hex);
+		}
+		tr->shown = str;
+		t = HAVE_ORCH ? json_get(&d, 0, "agent") : -1;
+		if (t >= 0 && !json_is_null(&d, t) && json_str(&d, &c->a, t,
+		    &str, NULL) != 0)
+			return respond_err(s, c, 400, "invalid_request_error",
+			    "'agent' must be a string", NULL);
+		tr->agent = t >= 0 && !json_is_null(&d, t) ? str : NULL;
+		c->kind = acc != NULL && strstr(acc, "application/json") &&
+		    !strstr(acc, "text/event-stream") ? K_RUN_JSON : K_RUN_SSE;
+	} else {
+		if ((t = json_get(&d, 0, "stream")) >= 0 &&
+		    !json_is_null(&d, t) && json_bool(&d, t, &stream) != 0)
+			return respond_err(s, c, 400, "invalid_request_error",
+			    "'stream' must be true or false", NULL);
+		c->kind = stream ? K_OAI_SSE : K_OAI_JSON;
+		t = json_get(&d, 0, "stream_options");
+		if (t >= 0 && d.t[t].type == JSON_OBJ)
+			(void)json_bool(&d, json_get(&d, t, "include_usage"),
+			    &tr->include_usage);
+		if (json_str(&d, &c->a, json_get(&d, 0, "model"), &str, NULL)
+		    == 0)
+			tr->model = tr->agent = str;
+		m = json_get(&d, 0, "messages");
+		if (m < 0 || d.t[m].type != JSON_ARR || d.t[m].size == 0)
+			return respond_err(s, c, 400, "invalid_request_error",
+			    "'messages' must be a non-empty array", NULL);
+		tr->seed = arena_zalloc(&c->a, (size_t)d.t[m].size *
+		    sizeof(*tr->seed));
+		if (tr->seed == NULL)
+			return respond_err(s, c, 503, "server_error", "out of "
+			    "memory in the server", NULL);
+		for (i = 0; (t = json_at(&d, m, (unsigned)i)) >= 0; i++) {
+			if (json_str(&d, &c->a, json_get(&d, t, "role"),
+			    &role, NULL) != 0)
+				return respond_err(s, c, 400,
+				    "invalid_request_error", "each message "
+				    "needs a 'role'", NULL);
+			if (strcmp(role, "user") != 0 && strcmp(role,
+			    "assistant") != 0)
+				continue;	/* system, tool: ours rule */
+			if (content_text(c, &d, json_get(&d, t, "content"),
+			    &str, &n) != 0) {
+				if (strcmp(role, "assistant") == 0)
+					continue;	/* only tool calls */
+				return respond_err(s, c, 400,
+				    "invalid_request_error", "a user message "
+				    "needs 'content': a string or text parts",
+				    NULL);
+			}
+			tr->seed[tr->nseed].role = role[0] == 'u' ? LLM_USER :
+			    LLM_ASSISTANT;
+			tr->seed[tr->nseed].s = str;
+			tr->seed[tr->nseed].n = n;
+			if (role[0] == 'u')
+				last = (int)tr->nseed;
+			tr->nseed++;
+		}
+		if (last < 0 || tr->seed[last].n == 0)
+			return respond_err(s, c, 400, "invalid_request_error",
+			    "no user message with text", NULL);
+		tr->input = tr->seed[last].s;
+		tr->inlen = tr->seed[last].n;
+		tr->nseed = (unsigned)last;	/* what came before it */
+		str = NULL;
+		if ((t = json_get(&d, 0, "user")) >= 0 &&
+		    json_str(&d, &c->a, t, &str, &n) == 0 && n > 0) {
+			tr->shown = user_session(c, str);
+			tr->nseed = 0;	/* the session holds the history */
+		}
+	}
+	if (HAVE_ORCH && find_agent(s, c, tr->agent) != 0)
+		return respond_err(s, c, 404, oai ? "invalid_request_error" :
+		    "not_found", oai ? "no such model: GET /v1/models lists "
+		    "them" : "no such agent: GET /v1/models lists them", NULL);
+	if (tr->agent != NULL && strcmp(tr->agent, "skillbox") == 0)
+		tr->agent = NULL;
+	if (tr->shown != NULL &&
+	    (tr->session = stored_name(s, c, tr->shown)) == NULL)
+		return respond_err(s, c, 400, "invalid_request_error", "bad "
+		    "session name: 1-55 letters, digits, '.', '_' or '-', not "
+		    "starting with '.'", NULL);
+	*bad = 0;
+	return 0;
+}
+
+/* see serve_int.h */
+void
+w_write(struct wctx *w, const char *p, size_t n)
+{
+	ssize_t k;
+
+	while (!w->dead && n > 0) {
+		k = write(w->fd, p, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			w->dead = 1;	/* the server is gone; the turn goes on */
+			return;
+		}
+		p += k;
+		n -= (size_t)k;
+	}
+}
+
+/* see serve_int.h */
+void
+w_printf(struct wctx *w, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		w_write(w, buf, MIN((size_t)n, sizeof(buf) - 1));
+}
+
+static void
+w_event(void *ctx, const struct agent_event *e)
+{
+	struct wctx *w = ctx;
+
+	if (w->kind == K_RUN_SSE) {
+		if (e->off >= 0)
+			w_printf(w, "id: %lld\n", e->off);
+		w_printf(w, "event: %s\ndata: ", e->type);
+		w_write(w, e->json, e->n);
+		w_write(w, "\n\n", 2);
+	} else if (w->kind == K_OAI_SSE && strcmp(e->type, "text") == 0 &&
+	    e->agent != NULL && strcmp(e->agent, "entry") == 0 && e->len > 0)
+		w_oai_chunk(w, e->text, e->len, NULL);
+}
+
+/* see serve_int.h */
+void
+w_error_json(struct wctx *w, struct sbuf *sb, const char *msg)
+{
+	struct json_writer j;
+
+	(void)w;
+	json_writer_init(&j, sb);
+	json_begin_obj(&j);
+	json_key(&j, "error");
+	json_begin_obj(&j);
+	json_kstr(&j, "message", msg);
+	json_kstr(&j, "type", "server_error");
+	json_end_obj(&j);
+	json_end_obj(&j);
+}
+
+static const char *const status_names[] = { "ok", "failed", "limit",
+    "memory", "exit", "waiting" };
+
+/* The reply of a turn that was not streamed. */
+static void
+w_reply(struct wctx *w, struct agent *ag, enum agent_status st,
+    const char *final, unsigned long in, unsigned long out)
+{
+	struct json_writer j;
+	struct sbuf sb;
+	int ok = st == AG_OK || st == AG_EXIT || st == AG_WAIT;
+
+	sbuf_init(&sb, w->a, 0);
+	if (!ok && (final == NULL || *final == '\0'))
+		final = st == AG_NOMEM ? "the turn's memory budget ran out "
+		    "(serve.turn_memory, or memory)" : st == AG_LIMIT ?
+		    "a limit of the turn was reached (limits)" :
+		    "the turn failed";
+	if (!ok && w->kind == K_OAI_JSON) {
+		w_error_json(w, &sb, final);
+	} else {
+		json_writer_init(&j, &sb);
+		json_begin_obj(&j);
+		if (w->kind == K_OAI_JSON) {
+			json_kstr(&j, "id", w->id);
+			json_kstr(&j, "object", "chat.completion");
+			json_key(&j, "created");
+			json_put_int(&j, w->created);
+			json_kstr(&j, "model", w->tr->model ? w->tr->model :
+			    "skillbox");
+			json_key(&j, "choices");
+			json_begin_arr(&j);
+			json_begin_obj(&j);
+			json_key(&j, "index");
+			json_put_uint(&j, 0);
+			json_key(&j, "message");
+			json_begin_obj(&j);
+			json_kstr(&j, "role", "assistant");
+			json_kstr(&j, "content", final ? final : "");
+			json_end_obj(&j);
+			json_kstr(&j, "finish_reason", "stop");
+			json_end_obj(&j);
+			json_end_arr(&j);
+		} else {
+			json_kstr(&j, "session", w->tr->shown);
+			json_kstr(&j, "status", status_names[st]);
+			json_key(&j, st == AG_WAIT ? "question" : ok ?
+			    "answer" : "error");
+			json_put_str(&j, final ? final : "");
+			if (st == AG_WAIT && agent_approval(ag)) {
+				json_key(&j, "approval");
+				json_put_bool(&j, 1);
+			}
+		}
+		json_key(&j, "usage");
+		json_begin_obj(&j);
+		json_key(&j, w->kind == K_OAI_JSON ? "prompt_tokens" :
+		    "input_tokens");
+		json_put_uint(&j, in);
+		json_key(&j, w->kind == K_OAI_JSON ? "completion_tokens" :
+		    "output_tokens");
+		json_put_uint(&j, out);
+		json_key(&j, "total_tokens");
+		json_put_uint(&j, in + out);
+		json_end_obj(&j);
+		json_end_obj(&j);
+	}
+	sbuf_addc(&sb, '\n');
+	w_printf(w, "%d application/json %s\n", ok ? 200 : 500,
+	    w->tr->shown ? w->tr->shown : "-");
+	if (!sb.err)
+		w_write(w, sb.p, sb.len);
+	(void)ag;
+}
+
+/* see serve_int.h */
+void
+child_detach(struct srv *s)
+{
+	unsigned i;
+
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	if (s->lfd >= 0)
+		close(s->lfd);
+	for (i = 0; i < s->nc; i++) {
+		if (s->c[i].fd >= 0)
+			close(s->c[i].fd);
+		if (s->c[i].src >= 0)
+			close(s->c[i].src);
+		if (HAVE_SERVE_TLS && s->c[i].tls != NULL)
+			explicit_bzero(s->c[i].tls, tls_srv_size());
+	}
+	if (HAVE_SERVE_TLS && s->cred != NULL)
+		tls_cred_wipe(s->cred);
+}
+
+static void ATTR_NORETURN
+worker(struct srv *s, struct conn *c, int wfd)
+{
+	struct turnreq *tr = &c->tr;
+	struct agent_opts o;
+	struct agent *ag;
+	struct wctx w;
+	enum agent_status st;
+	unsigned long in0 = 0, out0 = 0, in1 = 0, out1 = 0;
+	const char *final = NULL;
+	double cost;
+	char why[320], id[40];
+	unsigned i;
+	int e;
+
+	child_detach(s);
+	mem_set_limit(mem_used() + s->slice);
+	memset(&w, 0, sizeof(w));
+	w.fd = wfd;
+	w.kind = (enum kind)c->kind;
+	w.tr = tr;
+	w.a = &c->a;
+	w.created = time(NULL);
+	snprintf(id, sizeof(id), "chatcmpl-%lld%u", w.created,
+	    (unsigned)getpid());
+	w.id = id;
+	memset(&o, 0, sizeof(o));
+	o.session = tr->session;
+	o.ephemeral = tr->session == NULL;
+	o.resume = tr->answer;
+	o.stream = 1;
+	o.only = c->tok >= 0 ? s->only[c->tok] : NULL;
+	o.on_event = w_event;
+	o.ctx = &w;
+	if ((ag = agent_new(s->perm, s->cfg, &o, &e, why,
+	    sizeof(why))) == NULL) {
+		struct sbuf sb;
+
+		sbuf_init(&sb, &c->a, 0);
+		w_error_json(&w, &sb, e == -E_NOMEM ? "the turn's memory "
+		    "budget ran out while starting" : why);
+		sbuf_addc(&sb, '\n');
+		w_printf(&w, "%d application/json -\n", e == -E_BUSY ? 409 :
+		    e == -E_INVAL ? 400 : 500);
+		w_write(&w, sb.p, sb.len);
+		_exit(0);
+	}
+	if (tr->answer && (agent_question(ag) == NULL || tr->decide !=
+	    agent_approval(ag))) {
+		struct sbuf sb;
+
+		sbuf_init(&sb, &c->a, 0);
+		w_error_json(&w, &sb, agent_question(ag) == NULL ? "the session "
+		    "waits on no question" : tr->decide ? "the session waits on "
+		    "an answer (input)" : "the session waits on an approval "
+		    "(approve)");
+		sbuf_addc(&sb, '\n');
+		w_printf(&w, "409 application/json -\n");
+		w_write(&w, sb.p, sb.len);
+		agent_close(ag);
+		_exit(0);
+	}
+	/* An OpenAI client answers a question with its next message. */
+	if ((c->kind == K_OAI_SSE || c->kind == K_OAI_JSON) &&
+	    agent_question(ag) != NULL)
+		tr->answer = 1;
+	for (i = 0; i < tr->nseed && !tr->answer; i++)
+		if (agent_seed(ag, tr->seed[i].role, tr->seed[i].s,
+		    tr->seed[i].n) != 0)
+			break;
+	if (c->kind == K_RUN_SSE || c->kind == K_OAI_SSE)
+		w_printf(&w, "200 text/event-stream %s\n", tr->shown ?
+		    tr->shown : "-");
+	if (HAVE_ORCH)
+		agent_entry(ag, tr->agent, 0);
+	agent_usage(ag, &in0, &out0, &cost);
+	st = tr->decide ? agent_decide(ag, tr->approve, tr->reason, &final) :
+	    tr->answer ? s->o->reply(ag, tr->input, tr->inlen,
+	    &final) : agent_turn(ag, tr->input, tr->inlen, &final);
+	agent_usage(ag, &in1, &out1, &cost);
+	if (c->kind == K_RUN_SSE)
+		w_printf(&w, "event: done\ndata: {\"session\":\"%s\","
+		    "\"status\":\"%s\"}\n\n", tr->shown ? tr->shown : "",
+		    status_names[st]);
+	else if (c->kind == K_OAI_SSE)
+		w_oai_end(&w, st, final, in1 - in0, out1 - out0);
+	else
+		w_reply(&w, ag, st, final, in1 - in0, out1 - out0);
+	agent_close(ag);
+	_exit(0);
+}
+
+/* Fork the turn's worker; the connection relays its pipe. */
+static int
+start_turn(struct srv *s, struct conn *c)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) != 0)
+		return respond_err(s, c, 503, "server_error", "cannot start "
+		    "a worker: out of file descriptors",
+		    "Retry-After: " RETRY_AFTER "\r\n");
+	if ((pid = fork()) < 0) {
+		close(p[0]);
+		close(p[1]);
+		return respond_err(s, c, 503, "server_error", "cannot start "
+		    "a worker: fork failed", "Retry-After: " RETRY_AFTER
+		    "\r\n");
+	}
+	if (pid == 0) {
+		close(p[0]);
+		worker(s, c, p[1]);
+	}
+	close(p[1]);
+	c->pid = pid;
+	c->src = p[0];
+	c->st = C_RELAY;
+	c->ran = 1;
+	s->turns++;
+	return 0;
+}
+
+/* see serve_int.h */
+void
+run_queue(struct srv *s)
+{
+	struct conn *best;
+	unsigned i;
+
+	while (s->queued > 0 && s->turns < s->cfg->serve.max_turns) {
+		best = NULL;
+		for (i = 0; i < s->nc; i++)
+			if (s->c[i].st == C_QUEUED && (best == NULL ||
+			    s->c[i].seq < best->seq))
+				best = &s->c[i];
+		if (best == NULL)
+			break;
+		s->queued--;
+		(void)start_turn(s, best);
+	}
+}
+
+/* see serve_int.h */
+int
+ep_turn(struct srv *s, struct conn *c, int oai)
+{
+	int bad;
+
+	if (parse_turn(s, c, oai, &bad) != 0 || bad)
+		return 0;
+	if (got_term)
+		return respond_err(s, c, 503, "server_error", "the server is "
+		    "stopping", NULL);
+	if (s->turns < s->cfg->serve.max_turns)
+		return start_turn(s, c);
+	if (s->queued >= s->cfg->serve.queue) {
+		c->close = 1;
+		return respond_err(s, c, 503, "server_error", "busy: every "
+		    "turn slot and the queue are full", "Retry-After: "
+		    RETRY_AFTER "\r\n");
+	}
+	c->st = C_QUEUED;
+	c->seq = s->seq++;
+	s->queued++;
+	return 0;
+}
+
+/* --- relaying a worker */
+
+/* see serve_int.h */
+int
+relay_head(struct srv *s, struct conn *c)
+{
+	char extra[120], *ctype, *sess;
+	int st, i;
+
+	(void)s;
+	c->ph[c->phlen] = '\0';
+	for (st = 0, i = 0; i < 3 && c->ph[i] >= '0' && c->ph[i] <= '9'; i++)
+		st = st * 10 + c->ph[i] - '0';
+	if (i < 3 || st < 200 || st > 599 || c->ph[3] != ' ' ||
+	    (ctype = strchr(c->ph, ' ')) == NULL ||
+	    (sess = strchr(++ctype, ' ')) == NULL)
+		return -E_PROTO;
+	*sess++ = '\0';
+	extra[0] = '\0';
+	if (strcmp(sess, "-") != 0)
+		snprintf(extra, sizeof(extra), "X-Skillbox-Session: %s\r\n",
+		    sess);
+	c->headed = 1;
+	return out_head(c, st, ctype, -1, extra);
+}
+
+/* see serve_int.h */
+void
+relay_died(struct srv *s, struct conn *c, int wst)
+{
+	char msg[160], b[320];
+	int n;
+
+	if (WIFSIGNALED(wst))
+		snprintf(msg, sizeof(msg), "the turn's worker was killed by "
+		    "signal %d", WTERMSIG(wst));
+	else
+		snprintf(msg, sizeof(msg), "the turn's worker exited with "
+		    "status %d", WEXITSTATUS(wst));
+	log_err("%s (%s %s)", msg, c->h.method, c->h.target);
+	if (!c->headed) {
+		c->out_len = c->out_off = 0;
+		(void)respond_err(s, c, 500, "server_error", msg, NULL);
+		return;
+	}
+	if (c->kind == K_RUN_SSE)
+		n = snprintf(b, sizeof(b), "event: error\ndata: {\"type\":"
+		    "\"error\",\"message\":\"%s\"}\n\nevent: done\ndata: "
+		    "{\"status\":\"failed\"}\n\n", msg);
+	else if (c->kind == K_OAI_SSE)
+		n = snprintf(b, sizeof(b), "data: {\"error\":{\"message\":"
+		    "\"%s\",\"type\":\"server_error\"}}\n\n", msg);
+	else {
+		c->close = 1;	/* a cut JSON reply: no last chunk */
+		c->chunked = 0;
+		return;
+	}
+	(void)out_chunk(c, b, (size_t)n);
+}
