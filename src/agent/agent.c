@@ -37,7 +37,7 @@
 #define REPEAT_REFUSE	3		/* the 3rd identical call is refused */
 #define REPEAT_STOP	5		/* the 5th stops the turn */
 #define HANDOFF_PREFIX	"handoff_to_"
-/* Tools from outside (agent_ext): only builds with a feature that makes
+/* Tools from outside (tool_ext): only builds with a feature that makes
  * them have the code. */
 #define EXT(ag)		(HAVE_MCP || HAVE_JOBS ? (ag)->o.ext : NULL)
 
@@ -63,7 +63,7 @@ struct agent {
 	unsigned		 host_allow, host_deny;
 #if HAVE_MCP
 	struct mcp		*mcp;		/* MCP servers' tools */
-	struct agent_ext	 mcp_ext;
+	struct tool_ext	 mcp_ext;
 #endif
 
 	struct llm_msg		*msgs, **tail;
@@ -509,8 +509,8 @@ static int
 frame_setup(struct agent *ag, struct frame *f)
 {
 	unsigned cap = ag->reg.n + T__COUNT + 1 + (EXT(ag) != NULL ?
-	    AGENT_EXT_TOOLS : 0), i;
-	const struct agent_ext *x;
+	    TOOL_EXT_TOOLS : 0), i;
+	const struct tool_ext *x;
 	struct sbuf sb;
 	int e = 0;
 
@@ -597,7 +597,7 @@ frame_setup(struct agent *ag, struct frame *f)
 		unsigned room = cap - f->ntools;
 
 		if ((e = x->tools(x->ctx, f->a, f->name, f->tools + f->ntools,
-		    room < AGENT_EXT_TOOLS ? room : AGENT_EXT_TOOLS)) < 0)
+		    room < TOOL_EXT_TOOLS ? room : TOOL_EXT_TOOLS)) < 0)
 			return e;
 		f->ntools += (unsigned)e;
 	}
@@ -1894,7 +1894,7 @@ run_call(struct agent *ag, struct frame *fs, unsigned *top,
     const struct llm_call *c, struct tool_out *out)
 {
 	struct frame *f = &fs[*top];
-	const struct agent_ext *x;
+	const struct tool_ext *x;
 	struct tool_env env;
 	unsigned rep;
 	int id, e, writes;
