@@ -61,10 +61,8 @@ struct agent {
 	const char		*workspace;
 	struct sbx_policy	 base;
 	unsigned		 host_allow, host_deny;
-#if HAVE_MCP
 	struct mcp		*mcp;		/* MCP servers' tools */
-	struct tool_ext	 mcp_ext;
-#endif
+	struct tool_ext		 mcp_ext;
 
 	struct llm_msg		*msgs, **tail;
 	unsigned		 nitems;
@@ -94,10 +92,8 @@ struct agent {
 	struct hook_env		 hooks;
 	int			 approval;	/* the pause is for an approval */
 	const char		*approved;	/* the call a person approved */
-#if HAVE_ORCH
 	int			 relay;		/* a plan step's process: its
 						 * events go to fd relay - 1 */
-#endif
 };
 
 /* --- events */
@@ -125,7 +121,6 @@ ev_begin(struct agent *ag, struct ev *e, const char *type)
 static void ev_emit(struct agent *ag, struct agent_event *t, const char *json,
     size_t n, int log);
 
-#if HAVE_ORCH
 static int
 relay_write(int fd, const char *p, size_t n)
 {
@@ -141,7 +136,6 @@ relay_write(int fd, const char *p, size_t n)
 	}
 	return 0;
 }
-#endif
 
 /* Close the event, log it (unless it is a text delta) and hand it on. */
 static void
@@ -166,14 +160,12 @@ ev_emit(struct agent *ag, struct agent_event *t, const char *json, size_t n,
 	long long off = ag->log.off;
 	int x;
 
-#if HAVE_ORCH
-	if (ag->relay > 0) {
+	if (HAVE_ORCH && ag->relay > 0) {
 		if (log && (relay_write(ag->relay - 1, json, n) != 0 ||
 		    relay_write(ag->relay - 1, "\n", 1) != 0))
 			_exit(1);	/* the orchestrator is gone */
 		return;
 	}
-#endif
 	if (log && ag->logging && (x = slog_append(&ag->log, json, n)) != 0) {
 		if (x == -E_IO) {
 			snprintf(ag->why, sizeof(ag->why), "session log %s: %s",
@@ -285,13 +277,9 @@ ev_handoff(struct agent *ag, const char *from, const char *to, int back,
 	json_kstr(&ev.w, "to", to);
 	json_key(&ev.w, back ? "result" : "task");
 	json_put_str(&ev.w, text);
-#if HAVE_ORCH
-	if (step != NULL) {		/* a plan step's variable */
+	if (HAVE_ORCH && step != NULL) {	/* a plan step's variable */
 		json_kstr(&ev.w, "step", step);
 	}
-#else
-	(void)step;
-#endif
 	if (offline) {
 		json_key(&ev.w, "offline");
 		json_put_bool(&ev.w, 1);
@@ -392,22 +380,15 @@ struct frame {
 	long long		 t0;		/* when that call started */
 	const char		*answer;	/* the frame is done */
 	int			 tools_off;	/* tools listed, not offered */
-#if HAVE_ORCH
 	struct orch		*orch;		/* an orchestrator's run */
 	unsigned		 maxd;		/* its agents go this deep */
 	unsigned		 solo;		/* calls before it: one by one */
-#endif
 };
 
 /* How deep the agents below frame f may go: limits.depth, lowered by a
  * skill's metadata.max_agent_depth on the way down (ORCH=1 builds). */
-#if HAVE_ORCH
-#define MAXD(f)		((f)->maxd)
-#define DEEPEST(ag)	((ag)->cfg->limits.depth)
-#else
-#define MAXD(f)		MAX_DEPTH
-#define DEEPEST(ag)	MAX_DEPTH
-#endif
+#define MAXD(f)		(HAVE_ORCH ? (f)->maxd : MAX_DEPTH)
+#define DEEPEST(ag)	(HAVE_ORCH ? (ag)->cfg->limits.depth : MAX_DEPTH)
 
 static void frame_return(struct agent *ag, struct frame *fs, unsigned *top,
     int failed);
@@ -455,13 +436,9 @@ owned(const struct agent *ag, const char *name)
 	return 0;
 }
 
-#if HAVE_MCP
 static int	mcp_init(struct agent *);
-#endif
-#if HAVE_ORCH
 static int	orch_setup(struct agent *, struct frame *);
 static int	orch_may_call(const struct frame *, const struct skill *);
-#endif
 
 /* The handoff_to_<skill> tools of frame f: the skills it may hand a task
  * to (all, or for an orchestrator those it is allowed). */
@@ -485,14 +462,11 @@ add_handoffs(struct agent *ag, struct frame *f, unsigned cap)
 		    strlen(sk->name) > 64 - strlen(HANDOFF_PREFIX) ||
 		    !may_handoff(ag, f->name, sk->name))
 			continue;
-#if HAVE_ORCH
-		if (f->orch != NULL ? !orch_may_call(f, sk) :
-		    owned(ag, sk->name))
+		/* Without ORCH nothing here can run an orchestration
+		 * skill. */
+		if (HAVE_ORCH ? (f->orch != NULL ? !orch_may_call(f, sk) :
+		    owned(ag, sk->name)) : skill_osk(sk) != NULL)
 			continue;
-#else
-		if (skill_osk(sk) != NULL)
-			continue;	/* nothing here can run it */
-#endif
 		t->name = arena_printf(f->a, HANDOFF_PREFIX "%s", sk->name);
 		t->description = arena_printf(f->a, "Hand a task to the '%s' "
 		    "skill agent: %s", sk->name, sk->description);
@@ -514,10 +488,8 @@ frame_setup(struct agent *ag, struct frame *f)
 	struct sbuf sb;
 	int e = 0;
 
-#if HAVE_ORCH
-	if (f->skill != NULL && skill_osk(f->skill) != NULL)
+	if (HAVE_ORCH && f->skill != NULL && skill_osk(f->skill) != NULL)
 		return orch_setup(ag, f);
-#endif
 	if ((f->tools = arena_zalloc(f->a, cap * sizeof(*f->tools))) == NULL)
 		return -E_NOMEM;
 	f->ntools = 0;
@@ -568,15 +540,13 @@ frame_setup(struct agent *ag, struct frame *f)
 		    "folder. When done, call hand_back with the result.\n\n"
 		    "<skill name=\"%s\">\n%s\n</skill>\n", f->skill->name,
 		    f->skill->name, body);
-#if HAVE_CREW
-		for (i = 0; i < ag->cfg->nroles; i++)
+		for (i = 0; HAVE_CREW && i < ag->cfg->nroles; i++)
 			if (strcmp(ag->cfg->roles[i].skill, f->skill->name) == 0)
 				sbuf_printf(&sb, "\nYou work for the crew's agent "
 				    "'%s'. Its instructions:\n<agent name=\"%s\">"
 				    "\n%s\n</agent>\n", ag->cfg->roles[i].agent,
 				    ag->cfg->roles[i].agent,
 				    ag->cfg->roles[i].text);
-#endif
 		add_tool(f, f->a, cap, T_RUN_SKILL_SCRIPT);
 		add_tool(f, f->a, cap, T_RUN_COMMAND_LINE);
 		add_tool(f, f->a, cap, T_READ_SKILL_FILE);
@@ -766,14 +736,10 @@ frame_skill(struct agent *ag, struct frame *f, const struct skill *sk,
 	f->head = &f->own;
 	f->tail = &f->own_tail;
 	f->depth = depth;
-#if HAVE_ORCH
 	f->maxd = lim;
-	if ((sk->flags & SKILL_DEPTH_MASK) != 0)
+	if (HAVE_ORCH && (sk->flags & SKILL_DEPTH_MASK) != 0)
 		f->maxd = MIN(lim, depth - 1 +
 		    ((sk->flags & SKILL_DEPTH_MASK) >> SKILL_DEPTH_SHIFT));
-#else
-	(void)lim;
-#endif
 	if (frame_setup(ag, f) != 0 || msg_add(ag, f->a, f->tail, LLM_USER,
 	    task, strlen(task)) == NULL)
 		return -E_NOMEM;
@@ -796,7 +762,6 @@ dstr(const struct json_doc *d, struct arena *a, int obj, const char *key,
 }
 
 /* --- orchestration skills (oskill.md) */
-#if HAVE_ORCH
 /*
  * An orchestration skill's agent does its task by handing parts of it to
  * the skills it is allowed (Allowed-Skills, or every other skill), in one
@@ -1592,7 +1557,119 @@ orch_refs(struct agent *ag, const struct frame *f, const char *task)
 	sbuf_adds(&sb, p);
 	return sb.err ? NULL : sb.p;
 }
-#endif /* HAVE_ORCH */
+
+/* --- the seams: where the frame loop meets orchestration */
+
+/* Frame fs[*top], an orchestrator, has no calls pending: its answer may
+ * end a stage, not the frame, and a plan runs without asking the model.
+ * 1 when it moved on (the loop goes round again), 0 when the frame goes
+ * on as any other. */
+int
+orch_next(struct agent *ag, struct frame *fs, unsigned *top)
+{
+	struct frame *f = &fs[*top];
+
+	if (f->answer != NULL)
+		return orch_answered(ag, f, ag->o.plan_only && *top == 0);
+	if (f->orch->stage == OS_RUN) {
+		orch_run(ag, fs, top);
+		return 1;
+	}
+	return 0;
+}
+
+/* Orchestrator f is to ask its model again: 1 when that is one step too
+ * many (limits.steps, loop and prep stages), and the turn stops. */
+int
+orch_over_steps(struct agent *ag, struct frame *f)
+{
+	if (f->orch->stage > OS_LOOP || ++f->orch->steps <=
+	    ag->cfg->limits.steps)
+		return 0;
+	snprintf(ag->why, sizeof(ag->why), "stopped: %s took %u steps "
+	    "without an answer", f->name, ag->cfg->limits.steps);
+	ag->stop = AG_LIMIT;
+	ev_error(ag, ag->why);
+	return 1;
+}
+
+/* Orchestrator f's call ended it with final_answer, or (cannot) with
+ * cannot_complete. */
+void
+orch_call_ended(struct frame *f, int cannot)
+{
+	f->orch->cannot = cannot;
+}
+
+/* A call of orchestrator f failed: limits.step_errors of them stop the
+ * turn. */
+void
+orch_call_failed(struct agent *ag, struct frame *f)
+{
+	if (++f->orch->errors < ag->cfg->limits.step_errors)
+		return;
+	snprintf(ag->why, sizeof(ag->why), "stopped: %u failed steps in %s",
+	    f->orch->errors, f->name);
+	ag->stop = AG_FAIL;
+	ev_error(ag, ag->why);
+}
+
+/* Orchestrator f ended: 1 when with cannot_complete, which fails it (and
+ * the turn, when it is the bottom frame). */
+int
+orch_cannot(struct agent *ag, struct frame *f, int bottom)
+{
+	if (!f->orch->cannot)
+		return 0;
+	if (bottom) {
+		snprintf(ag->why, sizeof(ag->why), "%s cannot complete the "
+		    "task: %s", f->name, f->answer);
+		ag->stop = AG_FAIL;
+	}
+	return 1;
+}
+
+/* An agent above orchestrator f handed back r (failed or not): 1 when it
+ * ran a plan step, which r ends, 0 when it was a handoff call. */
+int
+orch_returned(struct agent *ag, struct frame *f, const char *r, int failed)
+{
+	if (f->orch->stage != OS_RUN)
+		return 0;
+	if (ag->relay == 0)	/* a step's process: its parent's */
+		orch_step_done(ag, f, r, failed);
+	return 1;
+}
+
+/* A paused turn rebuilt: orchestrator f handed off (handoff event d),
+ * maybe as the plan step the event names. */
+void
+orch_replay_step(struct frame *f, const struct json_doc *d, struct arena *a)
+{
+	if (f->orch->stage == OS_RUN)
+		f->orch->cur = step_named(f->orch, dstr(d, a, 0, "step",
+		    NULL));
+}
+
+/* A paused turn rebuilt: orchestrator f moved to the stage of
+ * `orchestrate` event d. 0, -E_PARSE or -E_NOMEM. */
+int
+orch_replay(struct agent *ag, struct frame *f, const struct json_doc *d,
+    struct arena *a)
+{
+	unsigned i;
+	char *s, *plan = NULL;
+
+	s = dstr(d, a, 0, "stage", NULL);
+	for (i = 0; s != NULL && i < ARRAY_LEN(or_stage_names); i++)
+		if (strcmp(s, or_stage_names[i]) == 0)
+			break;
+	if (s == NULL || i == ARRAY_LEN(or_stage_names) ||
+	    (i == OS_RUN && (plan = dstr(d, a, 0, "plan", NULL)) == NULL))
+		return -E_PARSE;
+	return orch_stage(ag, f, (enum or_stage)i, dstr(d, a, 0, "text",
+	    NULL), plan, 0);
+}
 
 /* The tools with which an agent ends its part: hand_back, and an
  * orchestrator's final_answer and cannot_complete. */
@@ -1615,10 +1692,8 @@ call_ended(struct frame *f, const char *tool, const char *r)
 		return;
 	f->handed_back = 1;
 	f->result = r;
-#if HAVE_ORCH
-	if (f->orch != NULL)
-		f->orch->cannot = id == T_CANNOT_COMPLETE;
-#endif
+	if (HAVE_ORCH && f->orch != NULL)
+		orch_call_ended(f, id == T_CANNOT_COMPLETE);
 }
 
 /* The input_requested event for call id of frame f (kind NULL: a
@@ -1688,7 +1763,6 @@ ask_user(struct agent *ag, struct frame *f, const struct llm_call *c,
 /* --- approvals and hooks: hook.c decides; here they are logged and the
  * turn paused or stopped. */
 
-#if HAVE_HOOKS
 static void
 on_hook(void *ctx, const struct hook_step *st, const struct hook *h,
     const char *decision, const char *reason, long long ms)
@@ -1714,7 +1788,6 @@ on_hook(void *ctx, const struct hook_step *st, const struct hook *h,
 	ev.t.ms = ms;
 	ev_end(ag, &ev, 1);
 }
-#endif
 
 static void
 hooks_init(struct agent *ag)
@@ -1729,10 +1802,10 @@ hooks_init(struct agent *ag)
 	h->workspace = ag->workspace;
 	h->ca_file = ag->cfg->ca_file;
 	h->perm = ag->perm;
-#if HAVE_HOOKS
-	h->log = on_hook;
-	h->ctx = ag;
-#endif
+	if (HAVE_HOOKS) {
+		h->log = on_hook;
+		h->ctx = ag;
+	}
 }
 
 /* A step of frame f (NULL: the turn) as the hooks see it. */
@@ -1770,9 +1843,7 @@ call_hook_step(struct agent *ag, const struct frame *f,
 	if (strncmp(c->name, HANDOFF_PREFIX, strlen(HANDOFF_PREFIX)) == 0) {
 		name = c->name + strlen(HANDOFF_PREFIX);
 		act = 1;
-#if HAVE_HOOKS
-		st->child = 1;
-#endif
+		st->child = HAVE_HOOKS;
 	} else if ((act || f->skill == NULL) && json_parse(&ag->turn, c->args,
 	    c->args_len, 256, &d) == 0 && json_str(&d, &ag->turn,
 	    json_get(&d, 0, act ? "name" : "skill"), &s, NULL) == 0)
@@ -1828,8 +1899,8 @@ gate(struct agent *ag, struct frame *f, const struct llm_call *c,
 	return 1;
 }
 
-#if HAVE_HOOKS
-/* The post hooks of call c, with its outcome. */
+/* The post hooks of call c, with its outcome (none without HOOKS: only
+ * calls are checked then, by approvals). */
 static void
 call_hooked(struct agent *ag, const struct frame *f, const struct llm_call *c,
     const struct tool_out *out)
@@ -1837,6 +1908,8 @@ call_hooked(struct agent *ag, const struct frame *f, const struct llm_call *c,
 	struct hook_step st;
 	const char *why;
 
+	if (!HAVE_HOOKS)
+		return;
 	call_hook_step(ag, f, c, &st);
 	st.ev++;
 	st.result = out->text;
@@ -1855,6 +1928,8 @@ step_hooked(struct agent *ag, const struct frame *f, enum hook_event ev,
 	struct hook_step st;
 	const char *why;
 
+	if (!HAVE_HOOKS)
+		return 0;
 	hook_step(ag, f, ev, &st);
 	st.result = text;
 	st.result_len = text != NULL ? strlen(text) : 0;
@@ -1867,23 +1942,6 @@ step_hooked(struct agent *ag, const struct frame *f, enum hook_event ev,
 	ev_error(ag, ag->why);
 	return 1;
 }
-#else
-/* Without hooks only calls are checked (approvals). */
-static inline void
-call_hooked(struct agent *ag, const struct frame *f, const struct llm_call *c,
-    const struct tool_out *out)
-{
-	(void)ag, (void)f, (void)c, (void)out;
-}
-
-static inline int
-step_hooked(struct agent *ag, const struct frame *f, enum hook_event ev,
-    const char *text, const char *status)
-{
-	(void)ag, (void)f, (void)ev, (void)text, (void)status;
-	return 0;
-}
-#endif
 
 /* Run call c of frame fs[*top]. A handoff does not run here: it sets up
  * the skill agent's frame above and returns 1 (the engine runs it and
@@ -1930,14 +1988,12 @@ run_call(struct agent *ag, struct frame *fs, unsigned *top,
 		out->is_error = 1;
 		return 0;
 	}
-#if HAVE_ORCH
-	if (f->orch != NULL && f->next > 0) {
+	if (HAVE_ORCH && f->orch != NULL && f->next > 0) {
 		out->text = "not run: one tool a step; call it again after "
 		    "reading the result of the first";
 		out->is_error = 1;
 		return 0;
 	}
-#endif
 	if (gate(ag, f, c, out))
 		return 0;
 	if (strncmp(c->name, HANDOFF_PREFIX, strlen(HANDOFF_PREFIX)) == 0) {
@@ -1961,13 +2017,11 @@ run_call(struct agent *ag, struct frame *fs, unsigned *top,
 			out->is_error = 1;
 			return 0;
 		}
-#if HAVE_ORCH
-		if (f->orch != NULL && (task = orch_refs(ag, f, task)) ==
-		    NULL) {
+		if (HAVE_ORCH && f->orch != NULL && (task = orch_refs(ag, f,
+		    task)) == NULL) {
 			ag->stop = AG_NOMEM;
 			return 0;
 		}
-#endif
 		ev_handoff(ag, f->name, sk->name, 0, task, 0, NULL);
 		if (frame_skill(ag, sub, sk, task, f->depth + 1, MAXD(f))
 		    != 0) {
@@ -2120,15 +2174,9 @@ call_done(struct agent *ag, struct frame *f, const struct llm_call *c,
 	tm->tool_name = c->name;
 	tm->is_error = out->is_error;
 	ev_tool_end(ag, f->name, c->id, c->name, out, net_now_ms() - t0);
-#if HAVE_ORCH
-	if (f->orch != NULL && out->is_error && ag->stop == AG_OK &&
-	    ++f->orch->errors >= ag->cfg->limits.step_errors) {
-		snprintf(ag->why, sizeof(ag->why), "stopped: %u failed steps "
-		    "in %s", f->orch->errors, f->name);
-		ag->stop = AG_FAIL;
-		ev_error(ag, ag->why);
-	}
-#endif
+	if (HAVE_ORCH && f->orch != NULL && out->is_error && ag->stop ==
+	    AG_OK)
+		orch_call_failed(ag, f);
 }
 
 /* Ask frame f's model for its next step: an answer (the frame is done)
@@ -2200,9 +2248,7 @@ model_step(struct agent *ag, struct frame *f, struct llm_sink *sink)
 	else {
 		f->pending = m;
 		f->next = 0;
-#if HAVE_ORCH
 		f->solo = 0;
-#endif
 	}
 }
 
@@ -2243,17 +2289,8 @@ frame_end(struct agent *ag, struct frame *fs, unsigned *top)
 	if (ag->stop == AG_OK && child->answer == NULL)
 		ag->stop = AG_FAIL;
 	failed = ag->stop != AG_OK;
-#if HAVE_ORCH
-	if (!failed && child->orch != NULL && child->orch->cannot) {
-		failed = 1;
-		if (*top == 0) {
-			snprintf(ag->why, sizeof(ag->why), "%s cannot "
-			    "complete the task: %s", child->name,
-			    child->answer);
-			ag->stop = AG_FAIL;
-		}
-	}
-#endif
+	if (HAVE_ORCH && !failed && child->orch != NULL)
+		failed = orch_cannot(ag, child, *top == 0);
 	if (*top > 0)
 		frame_return(ag, fs, top, failed);
 }
@@ -2271,10 +2308,9 @@ frame_return(struct agent *ag, struct frame *fs, unsigned *top, int failed)
 	out.text = (char *)(child->answer != NULL ? child->answer :
 	    "(no result)");
 	out.is_error = failed;
-#if HAVE_ORCH
 	/* Under an orchestrator a failed agent is a failed step, which it
 	 * may get over; a limit or the memory budget still ends the turn. */
-	if (f->orch != NULL && ag->stop == AG_FAIL) {
+	if (HAVE_ORCH && f->orch != NULL && ag->stop == AG_FAIL) {
 		if ((out.text = arena_strdup(&ag->turn, ag->why)) == NULL) {
 			ag->stop = AG_NOMEM;
 			return;
@@ -2282,15 +2318,10 @@ frame_return(struct agent *ag, struct frame *fs, unsigned *top, int failed)
 		ag->stop = AG_OK;
 		ag->why[0] = '\0';
 	}
-#endif
 	ev_handoff(ag, child->name, f->name, 1, out.text, 0, NULL);
-#if HAVE_ORCH
-	if (f->orch != NULL && f->orch->stage == OS_RUN) {
-		if (ag->relay == 0)	/* a step's process: its parent's */
-			orch_step_done(ag, f, out.text, failed);
+	if (HAVE_ORCH && f->orch != NULL && orch_returned(ag, f, out.text,
+	    failed))
 		return;
-	}
-#endif
 	c = &f->pending->calls[f->next];
 	if (ag->stop != AG_NOMEM)
 		call_hooked(ag, f, c, &out);
@@ -2317,21 +2348,11 @@ run_frames(struct agent *ag, struct frame *fs, unsigned top, int resumed,
 		f = &fs[top];
 		if (ag->stop == AG_WAIT)
 			return AG_WAIT;
-#if HAVE_ORCH
 		/* An orchestrator's answer may end a stage, not the frame;
 		 * a plan runs without asking the model. */
-		if (ag->stop == AG_OK && f->orch != NULL && f->pending ==
-		    NULL) {
-			if (f->answer != NULL) {
-				if (orch_answered(ag, f, ag->o.plan_only &&
-				    top == 0))
-					continue;
-			} else if (f->orch->stage == OS_RUN) {
-				orch_run(ag, fs, &top);
-				continue;
-			}
-		}
-#endif
+		if (HAVE_ORCH && ag->stop == AG_OK && f->orch != NULL &&
+		    f->pending == NULL && orch_next(ag, fs, &top))
+			continue;
 		if (ag->stop != AG_OK || f->answer != NULL) {
 			if (top == 0)
 				break;
@@ -2340,10 +2361,8 @@ run_frames(struct agent *ag, struct frame *fs, unsigned top, int resumed,
 		}
 		if (f->pending != NULL) {
 			if (f->next < f->pending->ncalls && !over_time(ag)) {
-#if HAVE_ORCH
-				if (call_batch(ag, fs, top))
+				if (HAVE_ORCH && call_batch(ag, fs, top))
 					continue;
-#endif
 				call_step(ag, fs, &top);
 			}
 			else if (ag->stop == AG_OK) {
@@ -2355,17 +2374,8 @@ run_frames(struct agent *ag, struct frame *fs, unsigned top, int resumed,
 		}
 		if (over_limits(ag))
 			continue;
-#if HAVE_ORCH
-		if (f->orch != NULL && f->orch->stage <= OS_LOOP &&
-		    ++f->orch->steps > ag->cfg->limits.steps) {
-			snprintf(ag->why, sizeof(ag->why), "stopped: %s took "
-			    "%u steps without an answer", f->name,
-			    ag->cfg->limits.steps);
-			ag->stop = AG_LIMIT;
-			ev_error(ag, ag->why);
+		if (HAVE_ORCH && f->orch != NULL && orch_over_steps(ag, f))
 			continue;
-		}
-#endif
 		sc.agent = f->name;
 		model_step(ag, f, &sink);
 	}
@@ -2673,11 +2683,7 @@ offline_turn(struct agent *ag, const char *input, const char **final)
 
 /* --- slash commands and .command.md */
 
-#if HAVE_MCP
-#define MCP_CMD		"/mcp_servers, "
-#else
-#define MCP_CMD		""
-#endif
+#define HELP_CMDS	"Commands: /help, /skills, /compact, /session, /usage, "
 
 static enum agent_status
 slash(struct agent *ag, const char *cmd, const char **final)
@@ -2687,16 +2693,14 @@ slash(struct agent *ag, const char *cmd, const char **final)
 
 	sbuf_init(&sb, &ag->turn, 0);
 	if (strcmp(cmd, "/help") == 0) {
-		sbuf_adds(&sb, "Commands: /help, /skills, /compact, /session, "
-		    "/usage, " MCP_CMD "/exit");
+		sbuf_adds(&sb, HAVE_MCP ? HELP_CMDS "/mcp_servers, /exit" :
+		    HELP_CMDS "/exit");
 		if (ag->cfg->commands_dir != NULL)
 			sbuf_printf(&sb, "; your commands in %s (/NAME ARGS)",
 			    ag->cfg->commands_dir);
-#if HAVE_CREW
-		for (i = 0; i < ag->cfg->ncmds; i++)
+		for (i = 0; HAVE_CREW && i < ag->cfg->ncmds; i++)
 			sbuf_printf(&sb, "%s/%s", i ? ", " : "; the crew's: ",
 			    ag->cfg->cmds[i].name);
-#endif
 		sbuf_adds(&sb, ".\nAnything else goes to the agent.");
 	} else if (strcmp(cmd, "/skills") == 0) {
 		for (i = 0; i < ag->reg.n; i++)
@@ -2722,10 +2726,8 @@ slash(struct agent *ag, const char *cmd, const char **final)
 			sbuf_printf(&sb, "; cost %.4f", ag->cost);
 		sbuf_printf(&sb, "; memory: %zu of %zu KiB in use, peak %zu",
 		    mem_used() >> 10, mem_budget() >> 10, mem_peak() >> 10);
-#if HAVE_MCP
-	} else if (strcmp(cmd, "/mcp_servers") == 0) {
+	} else if (HAVE_MCP && strcmp(cmd, "/mcp_servers") == 0) {
 		mcp_describe(ag->mcp, &sb);
-#endif
 	} else if (strcmp(cmd, "/exit") == 0 || strcmp(cmd, "/quit") == 0) {
 		*final = "bye";
 		return AG_EXIT;
@@ -2756,15 +2758,12 @@ expand_command(struct agent *ag, const char *input, char **out,
 	size_t n;
 
 	*agent = NULL;
-#if HAVE_CREW
 	path = NULL;
-	for (n = 0; n < ag->cfg->ncmds; n++)	/* a crew's, by name */
+	for (n = 0; HAVE_CREW && n < ag->cfg->ncmds; n++) /* a crew's */
 		if (strncmp(ag->cfg->cmds[n].name, input + 1, nlen) == 0 &&
 		    ag->cfg->cmds[n].name[nlen] == '\0')
 			path = (char *)ag->cfg->cmds[n].path;
-	if (path == NULL)
-#endif
-	{
+	if (path == NULL) {
 		if (ag->cfg->commands_dir == NULL || nlen == 0 || nlen > 64)
 			return -E_NOENT;
 		for (p = input + 1; p < input + 1 + nlen; p++)
@@ -2993,15 +2992,11 @@ agent_turn(struct agent *ag, const char *input, size_t n, const char **final)
 	if (agent != NULL) {		/* a .command.md, or --agent */
 		const struct skill *sk = skill_find(&ag->reg, agent);
 		const char *bad = sk == NULL ? "is not an installed skill" :
-#if HAVE_ORCH
-		    ag->o.plan_only && (skill_osk(sk) == NULL ||
+		    !HAVE_ORCH && (skill_osk(sk) != NULL || ag->o.plan_only) ?
+		    "needs orchestration, left out of this build (ORCH=0)" :
+		    HAVE_ORCH && ag->o.plan_only && (skill_osk(sk) == NULL ||
 		    (sk->flags & SKILL_OSK_LOOP)) ? "is not an orchestration "
-		    "skill with a SOP session: it writes no plan" :
-#else
-		    skill_osk(sk) != NULL || ag->o.plan_only ? "needs "
-		    "orchestration, left out of this build (ORCH=0)" :
-#endif
-		    NULL;
+		    "skill with a SOP session: it writes no plan" : NULL;
 
 		if (bad != NULL) {
 			*final = arena_printf(&ag->turn, "agent '%s' %s",
@@ -3017,9 +3012,7 @@ agent_turn(struct agent *ag, const char *input, size_t n, const char **final)
 		mark_tail = ag->tail;
 		mark = *ag->tail;
 		f->name = "entry";
-#if HAVE_ORCH
 		f->maxd = DEEPEST(ag);
-#endif
 		f->a = sess(ag);
 		f->head = &ag->msgs;
 		f->tail = &ag->tail;
@@ -3309,9 +3302,7 @@ on_rebuild(void *ctx, const struct json_doc *d, unsigned line)
 			f = &rb->fs[0];
 			memset(f, 0, sizeof(*f));
 			f->name = "entry";
-#if HAVE_ORCH
 			f->maxd = DEEPEST(ag);
-#endif
 			f->a = sess(ag);
 			f->head = &ag->msgs;
 			f->tail = &ag->tail;
@@ -3325,40 +3316,22 @@ on_rebuild(void *ctx, const struct json_doc *d, unsigned line)
 		if ((s = dstr(d, a, 0, "task", NULL)) != NULL) {
 			if (rb->top + 1 > MAX_DEPTH)
 				return -E_PARSE;
-#if HAVE_ORCH
-			if (f->orch != NULL && f->orch->stage == OS_RUN)
-				f->orch->cur = step_named(f->orch, dstr(d, a,
-				    0, "step", NULL));
-#endif
+			if (HAVE_ORCH && f->orch != NULL)
+				orch_replay_step(f, d, a);
 			e = rb_push(rb, (unsigned)rb->top + 1, to, s,
 			    f->depth + 1);
 		} else if (rb->top > 0) {
 			rb->top--;		/* handed back */
-#if HAVE_ORCH
 			/* A failed step's: the orchestrate event after it
 			 * starts a new plan. */
 			f = &rb->fs[rb->top];
-			if (f->orch != NULL && f->orch->stage == OS_RUN &&
-			    (s = dstr(d, a, 0, "result", NULL)) != NULL)
-				orch_step_done(ag, f, s, 0);
-#endif
+			if (HAVE_ORCH && f->orch != NULL && (s = dstr(d, a, 0,
+			    "result", NULL)) != NULL)
+				(void)orch_returned(ag, f, s, 0);
 		}
-#if HAVE_ORCH
-	} else if (strcmp(type, "orchestrate") == 0 && f != NULL &&
+	} else if (HAVE_ORCH && strcmp(type, "orchestrate") == 0 && f != NULL &&
 	    f->orch != NULL && agent != NULL && strcmp(agent, f->name) == 0) {
-		unsigned i;
-
-		s = dstr(d, a, 0, "stage", NULL);
-		for (i = 0; s != NULL && i < ARRAY_LEN(or_stage_names); i++)
-			if (strcmp(s, or_stage_names[i]) == 0)
-				break;
-		if (s == NULL || i == ARRAY_LEN(or_stage_names) ||
-		    (i == OS_RUN && (to = dstr(d, a, 0, "plan", NULL)) ==
-		    NULL))
-			return -E_PARSE;
-		e = orch_stage(ag, f, (enum or_stage)i, dstr(d, a, 0, "text",
-		    NULL), i == OS_RUN ? to : NULL, 0);
-#endif
+		e = orch_replay(ag, f, d, a);
 	} else if (f == NULL || f->skill == NULL || agent == NULL ||
 	    strcmp(agent, f->name) != 0) {
 		;	/* the entry agent's are in the conversation */
@@ -3685,15 +3658,13 @@ agent_new(struct arena *perm, const struct cfg *c, const struct agent_opts *o,
 		lc.first_ms = (int)c->limits.first_byte_s * 1000;
 		lc.idle_ms = (int)c->limits.idle_s * 1000;
 		lc.retries = c->limits.retries;
-#if HAVE_EVAL
 		/* $SKILLBOX_NO_CACHE (set by --no-cache) turns it off */
-		key = getenv("SKILLBOX_NO_CACHE");
-		if (c->cache.on && (key == NULL || *key == '\0' ||
+		if (HAVE_EVAL && c->cache.on && ((key = getenv(
+		    "SKILLBOX_NO_CACHE")) == NULL || *key == '\0' ||
 		    strcmp(key, "0") == 0)) {
 			lc.cache_dir = c->cache.dir;
 			lc.cache_max = c->cache.max;
 		}
-#endif
 		if (lc.proto == NULL || c->model == NULL || lc.base_url == NULL) {
 			*err = -E_INVAL;
 			snprintf(why, whylen, "provider %s needs a model and a "
@@ -3705,12 +3676,10 @@ agent_new(struct arena *perm, const struct cfg *c, const struct agent_opts *o,
 			return NULL;
 		}
 	}
-#if HAVE_MCP
-	if ((e = mcp_init(ag)) != 0) {
+	if (HAVE_MCP && (e = mcp_init(ag)) != 0) {
 		*err = e;
 		return NULL;
 	}
-#endif
 	ag->session = o->session != NULL ? o->session :
 	    new_session_name(perm);
 	if (ag->session == NULL) {
@@ -3769,7 +3738,6 @@ agent_entry(struct agent *ag, const char *name, int plan_only)
 	ag->o.plan_only = plan_only;
 }
 
-#if HAVE_MCP
 /* see agent.h */
 int
 agent_tool(struct agent *ag, const char *skill, const char *tool,
@@ -3870,7 +3838,6 @@ mcp_init(struct agent *ag)
 	ag->o.ext = &ag->mcp_ext;
 	return 0;
 }
-#endif
 
 const struct skill_reg *
 agent_reg(const struct agent *ag)
@@ -3881,21 +3848,15 @@ agent_reg(const struct agent *ag)
 struct mcp *
 agent_mcp(const struct agent *ag)
 {
-#if HAVE_MCP
-	return ag->mcp;
-#else
-	(void)ag;
-	return NULL;
-#endif
+	return HAVE_MCP ? ag->mcp : NULL;
 }
 
 /* see agent.h */
 void
 agent_close(struct agent *ag)
 {
-#if HAVE_MCP
-	mcp_close(ag->mcp);
-#endif
+	if (HAVE_MCP)
+		mcp_close(ag->mcp);
 	if (ag->logging)
 		slog_sync(&ag->log);
 	slog_close(&ag->log);
