@@ -15,6 +15,7 @@
 #include "agent/cfg.h"
 #include "llm/llm.h"
 #include "skill/skill.h"
+#include "tool/tool.h"
 
 /* What a turn ended with; cmd_run maps these to exit statuses. */
 enum agent_status {
@@ -51,29 +52,6 @@ struct agent_event {
 
 typedef void (*agent_event_fn)(void *ctx, const struct agent_event *e);
 
-struct tool_out;
-
-/* Tools from outside the built-in set (an MCP server's, a job worker's):
- * offered after the built-in tools of the agents they choose, and called
- * before them. Approvals and hooks apply to them as to any tool. */
-struct agent_ext {
-	/* Put the tools agent `agent` ("entry" or a skill name) may use in
-	 * t[0..cap): returns how many, or -E_NOMEM. */
-	int	(*tools)(void *ctx, struct arena *a, const char *agent,
-		    struct llm_tool *t, unsigned cap);
-	/* Run `name` for `agent`: 0 done (out filled, a failure the model
-	 * should see in out->is_error), 1 not one of these tools, or
-	 * -E_NOMEM. Text in `a`. */
-	int	(*call)(void *ctx, struct arena *a, const char *agent,
-		    const char *name, const char *args, size_t n,
-		    struct tool_out *out);
-	void	*ctx;
-	const struct agent_ext *next;
-};
-
-/* At most this many tools of all agent_ext sets in one agent. */
-#define AGENT_EXT_TOOLS	64
-
 struct agent_opts {
 	const char	*session;	/* resume or create this session */
 	int		 resume;	/* the session must exist */
@@ -88,7 +66,7 @@ struct agent_opts {
 	int		 plan_only;	/* that agent is an orchestration
 					 * skill (SOP): its plan, checked,
 					 * is the answer; nothing runs */
-	const struct agent_ext *ext;	/* more tools; NULL none */
+	const struct tool_ext *ext;	/* more tools; NULL none */
 	agent_event_fn	 on_event;
 	void		*ctx;
 };

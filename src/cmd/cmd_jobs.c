@@ -534,7 +534,7 @@ static int
 worker(unsigned id)
 {
 	struct job_worker jw;
-	struct agent_ext x;
+	struct tool_ext x;
 	struct agent_opts o;
 	struct agent *ag;
 	struct job *j, n;

@@ -1065,7 +1065,7 @@ w_call(void *ctx, struct arena *a, const char *agent, const char *name,
 
 /* see jobs.h */
 void
-job_worker_ext(struct job_worker *w, struct agent_ext *x)
+job_worker_ext(struct job_worker *w, struct tool_ext *x)
 {
 	memset(x, 0, sizeof(*x));
 	x->tools = w_tools;

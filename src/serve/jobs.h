@@ -193,7 +193,7 @@ long long job_pid_start(long long pid);
 int	job_schema_check(struct arena *a, const char *schema, const char *text,
 	    char *why, size_t whylen);
 
-/* The worker's tools for agent_ext (agent.h), offered to the agent the
+/* The worker's tools for tool_ext (tool.h), offered to the agent the
  * run starts at ("entry", or the job's assignee): job_show, job_complete
  * (the result, checked against the schema at once), job_block (a reason)
  * and job_comment. A run that ends without job_complete or job_block broke
@@ -206,8 +206,8 @@ struct job_worker {
 	char		*text;		/* the result or the reason (heap) */
 	long long	 (*now)(void);
 };
-struct agent_ext;
-void	job_worker_ext(struct job_worker *w, struct agent_ext *x);
+struct tool_ext;
+void	job_worker_ext(struct job_worker *w, struct tool_ext *x);
 
 /* One journal line of a job (to print --json): into sb. */
 struct sbuf;

@@ -18,7 +18,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
 #include "fmt/json.h"
 #include "base/log.h"
 #include "tool/mcp.h"
@@ -763,7 +762,7 @@ start(struct mcp *m, struct conn *c, struct arena *a)
 	return e;
 }
 
-/* --- as an agent_ext */
+/* --- as a tool_ext */
 
 static int
 allowed(const struct conn *c, const char *agent)
@@ -981,7 +980,7 @@ mcp_new(struct arena *perm, const struct mcp_server *v, unsigned n,
 
 /* see mcp.h */
 void
-mcp_ext(struct mcp *m, struct agent_ext *x)
+mcp_ext(struct mcp *m, struct tool_ext *x)
 {
 	x->tools = ext_tools;
 	x->call = ext_call;

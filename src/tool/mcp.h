@@ -59,7 +59,7 @@ int	mcp_parse(struct arena *a, const struct fm_node *nd, const char *dir,
 	    unsigned *line, char *err, size_t errlen);
 
 struct mcp;
-struct agent_ext;
+struct tool_ext;
 
 /* How servers run: base (the user scripts run as, the layers required),
  * the host's narrowing of permissions (allow 0: none), the workspace of
@@ -77,8 +77,8 @@ struct mcp_host {
 struct mcp *mcp_new(struct arena *perm, const struct mcp_server *v,
 	    unsigned n, const struct mcp_host *h);
 
-/* Its tools as an agent_ext (ext->next left alone). */
-void	mcp_ext(struct mcp *m, struct agent_ext *ext);
+/* Its tools as a tool_ext (ext->next left alone). */
+void	mcp_ext(struct mcp *m, struct tool_ext *ext);
 
 /* Server i's configuration, or NULL past the last. */
 const struct mcp_server *mcp_server(const struct mcp *m, unsigned i);

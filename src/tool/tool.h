@@ -56,6 +56,27 @@ struct tool_out {
 	const char	*activated;	/* activate_skill: the skill name */
 };
 
+/* Tools from outside the built-in set (an MCP server's, a job worker's):
+ * offered after the built-in tools of the agents they choose, and called
+ * before them. Approvals and hooks apply to them as to any tool. */
+struct tool_ext {
+	/* Put the tools agent `agent` ("entry" or a skill name) may use in
+	 * t[0..cap): returns how many, or -E_NOMEM. */
+	int	(*tools)(void *ctx, struct arena *a, const char *agent,
+		    struct llm_tool *t, unsigned cap);
+	/* Run `name` for `agent`: 0 done (out filled, a failure the model
+	 * should see in out->is_error), 1 not one of these tools, or
+	 * -E_NOMEM. Text in `a`. */
+	int	(*call)(void *ctx, struct arena *a, const char *agent,
+		    const char *name, const char *args, size_t n,
+		    struct tool_out *out);
+	void	*ctx;
+	const struct tool_ext *next;
+};
+
+/* At most this many tools of all tool_ext sets in one agent. */
+#define TOOL_EXT_TOOLS	64
+
 /* The tool's name, description and parameters schema for the model. */
 void	tool_def(enum tool_id id, struct llm_tool *t);
 
