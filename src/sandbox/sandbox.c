@@ -1,5 +1,7 @@
-/* sandbox.c - policy, spawn and supervision of confined runs (see
- * sandbox.h); the layers are in sandbox_{rlimit,landlock,seccomp}.c.
+/* sandbox.c - spawn and supervision of confined runs (see sandbox.h);
+ * the probe, the plan of layers and allowed-tools are in sandbox_policy.c,
+ * output capture and the audit record in sandbox_output.c, the layers in
+ * sandbox_{rlimit,landlock,seccomp}.c.
  *
  * The child narrows itself in the order of DESIGN.md: new session and
  * process group, fds, chdir, rlimits, network namespace, the Landlock
@@ -41,7 +43,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fmt/json.h"
 #include "base/log.h"
 #include "sandbox/sandbox_int.h"
 #include "base/sha256.h"
@@ -70,11 +71,6 @@
 #define SBX_NODE_AS	((size_t)1 << 30)	/* node's address space */
 #define BIT(l)		(__builtin_ctz(l))
 
-static const char *const layer_names[SBX_NLAYERS] = {
-	"rlimit", "nnp", "landlock", "landlock-net", "netns", "seccomp",
-	"userdrop", "privtmp", "env", "seccomp-net", "seccomp-unix",
-};
-
 enum step { ST_NONE = -1, ST_OK, ST_SETUP, ST_CHDIR, ST_USER, ST_REQUIRE,
 	ST_LAYER, ST_EXEC };
 
@@ -98,14 +94,8 @@ struct child {
 	pid_t			 parent;
 };
 
-/* What the process learnt about this kernel: probed once. */
-static struct {
-	struct sbx_probe	pr;
-	int			probed;
-	unsigned		warned;
-	int			subreaper;	/* orphans come to us */
-	char			why[SBX_NLAYERS][80];
-} st;
+/* We are a child subreaper: orphans come to us. */
+static int subreaper;
 
 static volatile sig_atomic_t got_signal;
 
@@ -116,330 +106,6 @@ now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void
-set_why(unsigned layer, const char *fmt, const char *arg)
-{
-	snprintf(st.why[BIT(layer)], sizeof(st.why[0]), fmt, arg);
-	st.pr.why[BIT(layer)] = st.why[BIT(layer)];
-}
-
-/* In a throw-away child: can we unshare a network namespace, install the
- * seccomp filter, and does RLIMIT_AS hold? */
-static void ATTR_NORETURN
-probe_child(int fd)
-{
-	int res[3];
-
-	res[0] = unshare(geteuid() == 0 ? CLONE_NEWNET :
-	    CLONE_NEWUSER | CLONE_NEWNET) != 0 ? errno : 0;
-	res[1] = prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ? errno :
-	    -sbx_seccomp_apply(1, 0);
-	res[2] = sbx_rlimit_as_works();
-	(void)!write(fd, res, sizeof(res));
-	_exit(0);
-}
-
-static void
-do_probe(void)
-{
-	struct sbx_probe *pr = &st.pr;
-	int res[3] = { ECHILD, ECHILD, 1 }, pfd[2], abi;
-	pid_t pid;
-
-	pr->available = SBX_L_RLIMIT | SBX_L_ENV | SBX_L_PRIVTMP;
-	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) >= 0)
-		pr->available |= SBX_L_NNP;
-	else
-		set_why(SBX_L_NNP, "prctl: %s", strerror(errno));
-	if ((abi = sbx_landlock_abi()) > 0) {
-		pr->landlock_abi = abi;
-		pr->available |= SBX_L_LANDLOCK;
-		if (abi >= 4)
-			pr->available |= SBX_L_LANDLOCK_NET;
-		else
-			set_why(SBX_L_LANDLOCK_NET, "%sLandlock ABI < 4 has no "
-			    "network rules (Linux 6.7)", "");
-	} else {
-		set_why(SBX_L_LANDLOCK, "%s", abi == -ENOSYS ?
-		    "not in this kernel (ENOSYS)" : abi == -EOPNOTSUPP ?
-		    "disabled at boot (EOPNOTSUPP; lsm= lacks landlock)" :
-		    strerror(-abi));
-		set_why(SBX_L_LANDLOCK_NET, "%s", "no Landlock");
-	}
-	if (getuid() == 0)
-		pr->available |= SBX_L_USERDROP;
-	else
-		set_why(SBX_L_USERDROP, "%s", "not started as root");
-	if (pipe2(pfd, O_CLOEXEC) == 0) {
-		if ((pid = fork()) == 0)
-			probe_child(pfd[1]);
-		close(pfd[1]);
-		if (pid > 0) {
-			if (read(pfd[0], res, sizeof(res)) != sizeof(res))
-				res[0] = res[1] = ECHILD;
-			waitpid(pid, NULL, 0);
-		}
-		close(pfd[0]);
-	}
-	if (res[0] == 0)
-		pr->available |= SBX_L_NETNS;
-	else
-		set_why(SBX_L_NETNS, "unshare: %s", res[0] == EPERM ?
-		    "user namespaces are not allowed (EPERM)" : res[0] ==
-		    EINVAL ? "no user or network namespaces (EINVAL)" :
-		    strerror(res[0]));
-	if (res[1] == 0)
-		pr->available |= SBX_L_SECCOMP | SBX_L_SECCOMP_NET |
-		    SBX_L_SECCOMP_UNIX;
-	else {
-		set_why(SBX_L_SECCOMP, "%s", res[1] == EINVAL ?
-		    "no seccomp filters here (EINVAL)" : strerror(res[1]));
-		set_why(SBX_L_SECCOMP_NET, "%s", "no seccomp");
-		set_why(SBX_L_SECCOMP_UNIX, "%s", "no seccomp: unix sockets "
-		    "reach local daemons");
-	}
-	pr->as_ignored = !res[2];
-}
-
-/* see sandbox.h */
-void
-sbx_probe(struct sbx_probe *pr)
-{
-	if (!st.probed) {
-		do_probe();
-		st.probed = 1;
-	}
-	if (pr != NULL)
-		*pr = st.pr;
-}
-
-/* see sandbox.h */
-void
-sbx_policy_defaults(struct sbx_policy *p)
-{
-	const char *t = getenv("TMPDIR");
-
-	memset(p, 0, sizeof(*p));
-	p->tmp_parent = t != NULL && *t == '/' ? t : "/tmp";
-	p->timeout_ms = 30000;
-	p->cpu_s = 10;
-	p->as_bytes = (size_t)256 << 20;
-	p->nofile = 64;
-	p->nproc = 64;		/* above what the user runs: sbx_rlimit_apply */
-	p->fsize = (size_t)16 << 20;
-	p->out_cap = 32u << 10;
-}
-
-/* see sandbox.h */
-const char *
-sbx_layers_str(struct arena *a, unsigned layers)
-{
-	struct sbuf sb;
-	unsigned i;
-
-	sbuf_init(&sb, a, 0);
-	for (i = 0; i < SBX_NLAYERS; i++) {
-		if (!(layers & 1u << i))
-			continue;
-		sbuf_printf(&sb, "%s%s", sb.len > 0 ? " " : "", layer_names[i]);
-		if (1u << i == SBX_L_LANDLOCK && st.pr.landlock_abi > 0)
-			sbuf_printf(&sb, "(abi %d)", st.pr.landlock_abi);
-	}
-	if (sb.len == 0)
-		sbuf_adds(&sb, "none");
-	return sb.err ? NULL : sb.p;
-}
-
-/* see sandbox.h */
-const char *
-sbx_layer_name(unsigned layer)
-{
-	return layer != 0 && BIT(layer) < SBX_NLAYERS ?
-	    layer_names[BIT(layer)] : "?";
-}
-
-/* see sandbox.h */
-int
-sbx_layers_parse(const char *s, unsigned *out, const char **bad)
-{
-	size_t n;
-	unsigned i;
-
-	*out = 0;
-	for (;;) {
-		s += strspn(s, ", \t");
-		if ((n = strcspn(s, ", \t")) == 0)
-			return 0;
-		for (i = 0; i < SBX_NLAYERS; i++)
-			if (strlen(layer_names[i]) == n &&
-			    memcmp(layer_names[i], s, n) == 0)
-				break;
-		if (i == SBX_NLAYERS) {
-			if (bad != NULL)
-				*bad = s;
-			return -E_INVAL;
-		}
-		*out |= 1u << i;
-		s += n;
-	}
-}
-
-static int
-name_in(const char *s, size_t n, const char *const *names)
-{
-	for (; *names != NULL; names++)
-		if (strlen(*names) == n && strncasecmp(*names, s, n) == 0)
-			return 1;
-	return 0;
-}
-
-/* see sandbox.h */
-const char *
-sbx_tool_next(const char **sp, size_t *len)
-{
-	const char *s = *sp, *w;
-	int depth = 0;
-
-	if (s == NULL)
-		return NULL;
-	s += strspn(s, " \t\r\n,");
-	if (*s == '\0')
-		return NULL;
-	for (w = s; *s != '\0' && (depth > 0 || strchr(" \t\r\n,", *s) ==
-	    NULL); s++)
-		depth += *s == '(' ? 1 : *s == ')' ? -1 : 0;
-	*len = (size_t)(s - w);
-	*sp = s;
-	return w;
-}
-
-/* see sandbox.h */
-int
-sbx_from_allowed_tools(struct sbx_policy *p, struct arena *a,
-    const char *s)
-{
-	static const char *const rd[] = { "Read", "Grep", "Glob", "LS", NULL };
-	static const char *const wr[] = { "Write", "Edit", "MultiEdit", NULL };
-	static const char *const net[] = { "WebFetch", "WebSearch", "Fetch",
-	    NULL };
-	static const char *const sh[] = { "Bash", "Terminal", NULL };
-	static const char *const ux[] = { "UnixSocket", NULL };
-	const char *w, *paren;
-	struct str rule;
-	size_t n, len;
-	int unknown = 0, open = 0;
-
-	while ((w = sbx_tool_next(&s, &len)) != NULL) {
-		paren = memchr(w, '(', len);
-		n = (size_t)((paren != NULL ? paren : s) - w);
-		if (name_in(w, n, rd))
-			p->perms |= SBX_READ;
-		else if (name_in(w, n, wr))
-			p->perms |= SBX_WRITE | SBX_READ;
-		else if (name_in(w, n, net))
-			p->perms |= SBX_NET;
-		else if (name_in(w, n, ux))
-			p->perms |= SBX_UNIX;
-		else if (name_in(w, n, sh)) {
-			p->perms |= SBX_SHELL;
-			rule.p = paren != NULL ? paren + 1 : s;
-			rule.n = (size_t)(s - rule.p);
-			if (rule.n > 0 && rule.p[rule.n - 1] == ')')
-				rule.n--;
-			rule = str_trim(rule);
-			if (rule.n == 0)
-				open = 1;
-			else if (p->nshell_allow == SBX_MAX_RULES)
-				return -E_LIMIT;
-			else if ((p->shell_allow[p->nshell_allow++] =
-			    str_dup(a, rule)) == NULL)
-				return -E_NOMEM;
-		} else
-			unknown++;
-	}
-	if (open)
-		p->nshell_allow = 0;	/* plain Bash: any command line */
-	return unknown;
-}
-
-/* see sandbox_int.h */
-void
-sbx_cap_init(struct sbx_cap *c, char *buf, size_t cap)
-{
-	memset(c, 0, sizeof(*c));
-	c->buf = buf;
-	c->cap = cap;
-}
-
-/* see sandbox_int.h */
-void
-sbx_cap_feed(struct sbx_cap *c, const char *p, size_t n)
-{
-	size_t h = c->cap / 2, t = c->cap - h, k;
-	char *ring = c->buf + h;
-
-	c->total += n;
-	if (c->head < h) {
-		k = MIN(n, h - c->head);
-		memcpy(c->buf + c->head, p, k);
-		c->head += k;
-		p += k;
-		n -= k;
-	}
-	if (n == 0 || t == 0)
-		return;
-	if (n > t) {
-		p += n - t;
-		n = t;
-	}
-	while (n > 0) {
-		k = MIN(n, t - c->pos);
-		memcpy(ring + c->pos, p, k);
-		c->pos = (c->pos + k) % t;
-		c->len = MIN(c->len + k, t);
-		p += k;
-		n -= k;
-	}
-}
-
-static void
-reverse(char *a, size_t n)
-{
-	size_t i;
-	char x;
-
-	for (i = 0; i < n / 2; i++) {
-		x = a[i];
-		a[i] = a[n - 1 - i];
-		a[n - 1 - i] = x;
-	}
-}
-
-/* see sandbox_int.h */
-size_t
-sbx_cap_finish(struct sbx_cap *c)
-{
-	size_t h = c->cap / 2, cut = c->total - c->head - c->len, m;
-	char *ring = c->buf + h, mark[SBX_MARK_MAX];
-
-	if (c->len == c->cap - h && c->pos != 0) {	/* oldest first */
-		reverse(ring, c->pos);
-		reverse(ring + c->pos, c->len - c->pos);
-		reverse(ring, c->len);
-		c->pos = 0;
-	}
-	if (cut == 0) {
-		c->buf[c->head + c->len] = '\0';
-		return c->head + c->len;
-	}
-	m = (size_t)snprintf(mark, sizeof(mark), "\n[... %zu bytes cut ...]\n",
-	    cut);
-	memmove(ring + m, ring, c->len);
-	memcpy(ring, mark, m);
-	c->buf[h + m + c->len] = '\0';
-	return h + m + c->len;
 }
 
 /* Child side. */
@@ -677,9 +343,8 @@ build_env(struct arena *a, const struct child *c, const char *ws,
 	    input)) == NULL)
 		e = -E_NOMEM;
 	for (i = 0; i < p->nsecrets && i < SBX_MAX_SECRETS; i++) {
-#if HAVE_MCP
 		/* NAME=VALUE (an MCP server's env): set as it is. */
-		if ((v = strchr(p->secrets[i], '=')) != NULL) {
+		if (HAVE_MCP && (v = strchr(p->secrets[i], '=')) != NULL) {
 			char k[64];
 
 			snprintf(k, sizeof(k), "%.*s", (int)(v -
@@ -688,7 +353,6 @@ build_env(struct arena *a, const struct child *c, const char *ws,
 				env[n++] = (char *)p->secrets[i];
 			continue;
 		}
-#endif
 		if (secret_ok(p->secrets[i]) &&
 		    (v = getenv(p->secrets[i])) != NULL)
 			e |= env_add(a, env, &n, p->secrets[i], v);
@@ -697,94 +361,6 @@ build_env(struct arena *a, const struct child *c, const char *ws,
 		env[n++] = environ[i];
 	env[n] = NULL;
 	return e != 0 ? NULL : env;
-}
-
-/* Plan the layers: what is there, not switched off, and applies. */
-static unsigned
-plan(const struct sbx_policy *p, unsigned *expect)
-{
-	unsigned off = p->disable, avail, want;
-	int cut = !(p->perms & SBX_NET);
-
-	if (off & SBX_L_LANDLOCK)
-		off |= SBX_L_LANDLOCK_NET;
-	if (off & SBX_L_SECCOMP)
-		off |= SBX_L_SECCOMP_NET;
-	avail = st.pr.available & ~off;
-	want = avail & (SBX_L_RLIMIT | SBX_L_NNP | SBX_L_LANDLOCK |
-	    SBX_L_SECCOMP | SBX_L_ENV | SBX_L_PRIVTMP);
-	*expect = SBX_L_RLIMIT | SBX_L_NNP | SBX_L_LANDLOCK | SBX_L_SECCOMP |
-	    SBX_L_ENV | SBX_L_PRIVTMP;
-	if (getuid() == 0 || (p->uid != 0 && p->uid != getuid()))
-		*expect |= SBX_L_USERDROP;
-	if (getuid() == 0 && !p->as_root)
-		want |= avail & SBX_L_USERDROP;
-	if (!(p->perms & SBX_UNIX)) {
-		*expect |= SBX_L_SECCOMP_UNIX;
-		if (want & SBX_L_SECCOMP)
-			want |= avail & SBX_L_SECCOMP_UNIX;
-	}
-	/* Without no_new_privs an unprivileged process can apply neither
-	 * Landlock nor seccomp: they are missing, not failed. */
-	if (!(want & SBX_L_NNP) && (getuid() != 0 || (want & SBX_L_USERDROP)))
-		want &= ~(SBX_L_LANDLOCK | SBX_L_SECCOMP | SBX_L_SECCOMP_UNIX);
-	if (cut) {
-		*expect |= SBX_L_LANDLOCK_NET | SBX_L_SECCOMP_NET;
-		if (want & SBX_L_LANDLOCK)
-			want |= avail & SBX_L_LANDLOCK_NET;
-		/* Root keeps the namespace even under Landlock's network
-		 * rules: it takes CAP_NET_ADMIN over the host's interfaces
-		 * away. */
-		if (!(want & SBX_L_LANDLOCK_NET) || (p->require & SBX_L_NETNS) ||
-		    (getuid() == 0 && !(want & SBX_L_USERDROP)))
-			want |= avail & SBX_L_NETNS;
-		if (!(want & SBX_L_LANDLOCK_NET))
-			*expect |= SBX_L_NETNS;
-		if (want & SBX_L_SECCOMP)
-			want |= avail & SBX_L_SECCOMP_NET;
-	}
-	return want;
-}
-
-/* Why layer l is not in force. */
-static const char *
-reason(const struct sbx_policy *p, unsigned l, const int *lerr,
-    unsigned layers)
-{
-	int e = lerr != NULL ? lerr[BIT(l)] : 0;
-
-	if (p->disable & l || (l == SBX_L_LANDLOCK_NET && p->disable &
-	    SBX_L_LANDLOCK) || ((l & (SBX_L_SECCOMP_NET |
-	    SBX_L_SECCOMP_UNIX)) && p->disable & SBX_L_SECCOMP))
-		return "switched off";
-	if (l == SBX_L_USERDROP && getuid() == 0 && p->as_root)
-		return "scripts run as root: the configuration asks for it "
-		    "(sandbox.user: root)";
-	if ((l & (SBX_L_LANDLOCK_NET | SBX_L_SECCOMP_NET |
-	    SBX_L_SECCOMP_UNIX)) && st.pr.available & l)
-		e = lerr != NULL ? lerr[l == SBX_L_LANDLOCK_NET ?
-		    BIT(SBX_L_LANDLOCK) : BIT(SBX_L_SECCOMP)] : 0;
-	if ((e == EPERM || (e == 0 && st.pr.available & l)) &&
-	    !(layers & SBX_L_NNP) && (l & (SBX_L_LANDLOCK | SBX_L_SECCOMP |
-	    SBX_L_LANDLOCK_NET | SBX_L_SECCOMP_NET | SBX_L_SECCOMP_UNIX)))
-		return "needs no_new_privs";
-	if (e != 0)
-		return strerror(e);
-	return st.pr.why[BIT(l)] != NULL ? st.pr.why[BIT(l)] : "unavailable";
-}
-
-static void
-warn_missing(const struct sbx_policy *p, unsigned missing, const int *lerr,
-    unsigned layers)
-{
-	unsigned i;
-
-	for (i = 0; i < SBX_NLAYERS; i++)
-		if (missing & ~st.warned & 1u << i)
-			log_warn("sandbox: %s not in force (%s): scripts run "
-			    "without it", layer_names[i], reason(p, 1u << i,
-			    lerr, layers));
-	st.warned |= missing;
 }
 
 struct sup {
@@ -862,7 +438,7 @@ reap_group(struct sup *s)
 			}
 			continue;
 		}
-		if ((w < 0 && !st.subreaper) || kill(-s->pid, SIGKILL) != 0 ||
+		if ((w < 0 && !subreaper) || kill(-s->pid, SIGKILL) != 0 ||
 		    now_ms() >= until)
 			break;
 		nanosleep(&ms, NULL);
@@ -970,7 +546,8 @@ child_failed(const struct sbx_policy *p, unsigned req, unsigned want,
 		    ~rep->layers) | 1u << (SBX_NLAYERS - 1));
 		snprintf(r->why, sizeof(r->why), "%s layer %s not in force: "
 		    "%s%s", rep->step == ST_REQUIRE ? "required" : "sandbox",
-		    layer_names[i], reason(p, 1u << i, rep->lerr, rep->layers),
+		    sbx_layer_name(1u << i), sbx_reason(p, 1u << i, rep->lerr,
+		    rep->layers),
 		    rep->step == ST_LAYER ? " (this kernel offers it and it "
 		    "failed to apply: refusing to run without it)" : "");
 		r->denied = 1;
@@ -1020,6 +597,7 @@ launch_prepare(struct arena *a, const struct sbx_policy *p,
     struct launch *L, struct sbx_result *r)
 {
 	struct child *c = &L->c;
+	const struct sbx_probe *k;
 	char tmpl[PATH_MAX], **av = (char **)argv;
 	unsigned i;
 	size_t argc;
@@ -1028,10 +606,10 @@ launch_prepare(struct arena *a, const struct sbx_policy *p,
 	L->tmp = NULL;
 	L->ws = NULL;
 	L->pc = *p;
-	sbx_probe(NULL);
+	k = sbx_probed();
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	if (!st.subreaper)
-		st.subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0;
+	if (!subreaper)
+		subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0;
 	/* V8 reserves about 1 GiB of address space up front: node dies at
 	 * start below that. What it touches is still bounded by RLIMIT_CPU
 	 * and the timeout, not by this. */
@@ -1039,9 +617,9 @@ launch_prepare(struct arena *a, const struct sbx_policy *p,
 	    strcmp(base_name(argv[0]), "node") == 0)
 		L->pc.as_bytes = SBX_NODE_AS;
 	c->p = &L->pc;
-	c->abi = st.pr.landlock_abi;
+	c->abi = k->landlock_abi;
 	c->parent = getpid();
-	c->want = plan(p, &L->expect);
+	c->want = sbx_plan(p, &L->expect);
 	/* What a permission lifts cannot be required of its run. */
 	L->req = p->require & ~(p->perms & SBX_NET ? NET_LAYERS : 0) &
 	    ~(p->perms & SBX_UNIX ? SBX_L_SECCOMP_UNIX : 0);
@@ -1049,7 +627,8 @@ launch_prepare(struct arena *a, const struct sbx_policy *p,
 	if (L->req & ~c->want) {
 		i = BIT(L->req & ~c->want);
 		snprintf(r->why, sizeof(r->why), "required layer %s not in "
-		    "force: %s", layer_names[i], reason(p, 1u << i, NULL, 0));
+		    "force: %s", sbx_layer_name(1u << i), sbx_reason(p, 1u << i,
+		    NULL, 0));
 		r->denied = 1;
 		return -E_DENIED;
 	}
@@ -1087,7 +666,7 @@ launch_prepare(struct arena *a, const struct sbx_policy *p,
 	}
 	for (argc = 0; argv[argc] != NULL; argc++)
 		;
-	if (st.pr.as_ignored && (c->want & SBX_L_RLIMIT) &&
+	if (k->as_ignored && (c->want & SBX_L_RLIMIT) &&
 	    L->pc.as_bytes > 0) {
 		/* qemu-user ignores RLIMIT_AS: let the shell set it. */
 		if ((av = arena_alloc(a, (argc + 4) * sizeof(*av))) == NULL)
@@ -1163,7 +742,7 @@ launch_result(struct arena *a, const struct sbx_policy *p,
 		r->missing = L->expect & ~rep->layers;
 		if (r->layers & SBX_L_LANDLOCK_NET)
 			r->missing &= ~SBX_L_NETNS;
-		warn_missing(p, r->missing, rep->lerr, rep->layers);
+		sbx_warn_missing(p, r->missing, rep->lerr, rep->layers);
 	}
 	r->as_root = getuid() == 0 && rep->step != ST_NONE &&
 	    !(r->layers & SBX_L_USERDROP);
@@ -1426,72 +1005,6 @@ sbx_run_shell(struct arena *a, const struct sbx_policy *p,
 		return -E_DENIED;
 	}
 	return sbx_run(a, p, argv, "", 0, r);
-}
-
-/* see sandbox.h */
-int
-sbx_output_json(const struct sbx_result *r)
-{
-	struct arena scratch;
-	struct json_doc d;
-	struct str t;
-	int ok;
-
-	if (r->out == NULL || r->out_total != r->out_len)
-		return 0;
-	t = str_trim((struct str){ r->out, r->out_len });
-	if (t.n == 0)
-		return 0;
-	arena_init(&scratch, "scratch");
-	ok = json_parse(&scratch, t.p, t.n, (unsigned)MIN(t.n + 1, 1u << 20),
-	    &d) == 0;
-	arena_reset(&scratch);
-	return ok;
-}
-
-/* see sandbox.h */
-int
-sbx_audit_json(const struct sbx_result *r, const struct sbx_policy *p,
-    const char *const *argv, const char *input, size_t input_len,
-    struct json_writer *w)
-{
-	struct sha256 h;
-	unsigned char d[32];
-	char hex[65];
-
-	json_begin_obj(w);
-	json_kstr(w, "skill", p->skill_name != NULL ? p->skill_name : "");
-	json_key(w, "command");
-	json_begin_arr(w);
-	for (; *argv != NULL; argv++)
-		json_put_str(w, *argv);
-	json_end_arr(w);
-	sha256_init(&h);
-	sha256_feed(&h, input != NULL ? input : "", input_len);
-	sha256_final(&h, d);
-	sha256_hex(d, hex);
-	json_kstr(w, "input_sha256", hex);
-	sha256_hex(r->out_sha256, hex);
-	json_kstr(w, "output_sha256", hex);
-	json_key(w, "output_bytes");
-	json_put_uint(w, r->out_total);
-	json_key(w, "exit");
-	if (r->status >= 0)
-		json_put_int(w, r->status);
-	else
-		json_put_null(w);
-	json_key(w, "signal");
-	json_put_int(w, r->signal);
-	json_key(w, "timed_out");
-	json_put_bool(w, r->timed_out);
-	json_key(w, "denied");
-	json_put_bool(w, r->denied);
-	json_key(w, "ms");
-	json_put_int(w, r->ms);
-	json_kstr(w, "confinement",
-	    r->confinement != NULL ? r->confinement : "none");
-	json_end_obj(w);
-	return w->sb->err;
 }
 
 static int

@@ -10,7 +10,8 @@
  * process group and caps the captured output (head and tail kept).
  * Layers the kernel lacks are reported, never skipped in silence; a policy
  * may require a layer and then fails closed. One backend per file:
- * sandbox_landlock.c, sandbox_seccomp.c, sandbox_rlimit.c.
+ * sandbox_landlock.c, sandbox_seccomp.c, sandbox_rlimit.c; the probe and
+ * the policy are in sandbox_policy.c, output and audit in sandbox_output.c.
  */
 #ifndef SANDBOX_H
 #define SANDBOX_H

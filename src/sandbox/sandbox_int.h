@@ -1,9 +1,28 @@
-/* sandbox_int.h - what sandbox.c shares with its backends and the unit
- * tests; nothing else includes it. */
+/* sandbox_int.h - what the files of the sandbox share with each other
+ * and the unit tests; nothing else includes it. */
 #ifndef SANDBOX_INT_H
 #define SANDBOX_INT_H
 
 #include "sandbox/sandbox.h"
+
+/* sandbox_policy.c: the probe's findings (probed on first use, as
+ * sbx_probe does), valid for the life of the process. */
+const struct sbx_probe *sbx_probed(void);
+
+/* The layers a run under p gets here: there, not switched off in
+ * p->disable, and applying to its perms. *expect gets the layers a run
+ * under p should have; those not in force are reported missing. */
+unsigned sbx_plan(const struct sbx_policy *p, unsigned *expect);
+
+/* Why layer l is not in force, in words (static or strerror's): switched
+ * off, root by the configuration, lerr[bit of l] (lerr may be NULL: not
+ * run yet), needs no_new_privs (not in layers), or the probe's reason. */
+const char *sbx_reason(const struct sbx_policy *p, unsigned l,
+	    const int *lerr, unsigned layers);
+
+/* Log a warning for each layer of missing, once per process. */
+void	sbx_warn_missing(const struct sbx_policy *p, unsigned missing,
+	    const int *lerr, unsigned layers);
 
 /* sandbox_rlimit.c: lower CPU, AS, NOFILE, NPROC, FSIZE to p's values
  * (a 0 leaves one as it is; NPROC is p->nproc more tasks than user uid,
@@ -52,7 +71,7 @@ struct sbx_bpf {
  * installed. Returns its length, 0 for an arch without a filter. */
 unsigned sbx_seccomp_build(struct sbx_bpf *f, int cut_net, int cut_unix);
 
-/* Output capture: the first half of cap bytes and the last half kept, a
+/* sandbox_output.c: output capture: the first half of cap bytes and the last half kept, a
  * marker between when more came. buf holds cap + SBX_MARK_MAX + 1. */
 #define SBX_MARK_MAX	48
 
