@@ -855,15 +855,27 @@ sbx_spawn(struct arena *a, const struct sbx_policy *p,
 	r->status = -1;
 	if ((L = arena_alloc(a, sizeof(*L))) == NULL)
 		return -E_NOMEM;
-	if ((e = launch_prepare(a, p, argv, "", 0, L, r)) != 0 ||
-	    (pr->pid = launch(L, fd, r)) < 0) {
+	if ((e = launch_prepare(a, p, argv, "", 0, L, r)) != 0) {
 		launch_cleanup(L);
-		return e != 0 ? e : -E_IO;
+		return e;
+	}
+	/* The tmp's path outlives `a` (the process may end in another
+	 * turn): copied, or refused before anything runs. */
+	if (L->tmp != NULL && strlen(L->tmp) >= sizeof(pr->tmp)) {
+		snprintf(r->why, sizeof(r->why), "private tmp: %s is longer "
+		    "than %d bytes", L->tmp, SBX_TMP_MAX - 1);
+		launch_cleanup(L);
+		return -E_LIMIT;
+	}
+	if ((pr->pid = launch(L, fd, r)) < 0) {
+		launch_cleanup(L);
+		return -E_IO;
 	}
 	pr->in = fd[0];
 	pr->out = fd[1];
 	pr->err = fd[2];
-	pr->tmp = L->tmp;
+	if (L->tmp != NULL)
+		memcpy(pr->tmp, L->tmp, strlen(L->tmp) + 1);
 	if ((e = launch_result(a, p, L, argv[0], r)) != 0 ||
 	    L->rep.step != ST_OK) {
 		sbx_proc_end(pr, 0);
@@ -901,9 +913,9 @@ sbx_proc_end(struct sbx_proc *pr, unsigned grace_ms)
 	}
 	close_fd(&pr->out);
 	close_fd(&pr->err);
-	if (pr->tmp != NULL && sbx_rmtree(pr->tmp) != 0)
+	if (pr->tmp[0] != '\0' && sbx_rmtree(pr->tmp) != 0)
 		log_warn("sandbox: cannot remove %s", pr->tmp);
-	pr->tmp = NULL;
+	pr->tmp[0] = '\0';
 	return wst;
 }
 

@@ -134,18 +134,24 @@ int	sbx_run(struct arena *a, const struct sbx_policy *p,
 	    struct sbx_result *r);
 
 /* A confined process that stays up (an MCP server): its stdin and
- * stdout are ours to talk on, stderr ours to drain. */
+ * stdout are ours to talk on, stderr ours to drain. It holds its own
+ * copy of every path it needs at the end: the arena sbx_spawn was given
+ * may be gone by then. */
+#define SBX_TMP_MAX	256
 struct sbx_proc {
 	pid_t		 pid;		/* -1: none */
 	int		 in, out, err;	/* our ends; -1 closed */
-	char		*tmp;		/* its private tmp, removed at end */
+	char		 tmp[SBX_TMP_MAX]; /* its private tmp, removed at
+					 * end; "" none */
 };
 
 /* Start argv under p as sbx_run does (the same layers, the same refusal
  * when one the kernel offers fails to apply), but return once it runs:
  * p->timeout_ms does not apply, RLIMIT_CPU does. r says what is in force
- * (layers, confinement, as_root) or why it did not start. Returns 0,
- * -E_DENIED, -E_IO (exec failed too: r->status 126/127), -E_NOMEM. */
+ * (layers, confinement, as_root) or why it did not start. `a` is needed
+ * only during the call. Returns 0, -E_DENIED, -E_IO (exec failed too:
+ * r->status 126/127), -E_LIMIT (the private tmp's path is longer than
+ * SBX_TMP_MAX), -E_NOMEM. */
 int	sbx_spawn(struct arena *a, const struct sbx_policy *p,
 	    const char *const *argv, struct sbx_proc *pr,
 	    struct sbx_result *r);
