@@ -28,7 +28,13 @@ enum ktype {
 	K_SECTION, K_STR, K_PATH, K_URL, K_ENV, K_PROVIDER, K_BOOL, K_MEM,
 	K_SIZE, K_UINT, K_ULONG, K_MONEY, K_DIRS, K_MODE, K_HANDOFFS, K_PRICES,
 	K_TOOLS, K_LAYERS, K_USER, K_ENVS, K_CREATE, K_TOKENS, K_LOGTO,
-	K_NAMES, K_HOOKS, K_MCP
+	K_NAMES, K_HOOKS, K_MCP, K_OFF
+};
+
+/* The switches of features a key may need (K_OFF: min is one). */
+enum { S_ORCH, S_MCP, S_EVAL, S_PERSIST, S_JOBS, S_CREW };
+static const char switches[][8] = {
+	"ORCH", "MCP", "EVAL", "PERSIST", "JOBS", "CREW"
 };
 
 /* Narrow fields: 53 keys of 48 bytes each were 2.5 KB on 64-bit. */
@@ -42,6 +48,8 @@ _Static_assert(sizeof(struct cfg) <= UINT16_MAX, "struct key's offsets");
 
 #define F(m)		offsetof(struct cfg, m)
 #define L(m, n)		F(m), F(n), 0, CFG_MAX_LIST
+/* A key of a feature left out: an error that names its switch. */
+#define OFF(s)		K_OFF, 0, 0, s, 0
 
 static const struct key keys[] = {
 	{ "provider", K_PROVIDER, F(provider), 0, 0, 0 },
@@ -58,6 +66,8 @@ static const struct key keys[] = {
 	{ "commands_dir", K_PATH, F(commands_dir), 0, 0, 0 },
 #if HAVE_CREW
 	{ "crew", K_PATH, F(crew), 0, 0, 0 },
+#else
+	{ "crew", OFF(S_CREW) },
 #endif
 	{ "instructions", K_STR, F(instructions), 0, 0, 0 },
 	{ "agents_file", K_PATH, F(agents_file), 0, 0, 0 },
@@ -67,6 +77,8 @@ static const struct key keys[] = {
 	{ "hooks", K_HOOKS, 0, 0, 0, 0 },
 #if HAVE_MCP
 	{ "mcp_servers", K_MCP, 0, 0, 0, 0 },
+#else
+	{ "mcp_servers", OFF(S_MCP) },
 #endif
 	{ "limits", K_SECTION, 0, 0, 0, 0 },
 	{ "limits.turns", K_UINT, F(limits.turns), 0, 1, 1000 },
@@ -92,11 +104,19 @@ static const struct key keys[] = {
 	{ "limits.step_errors", K_UINT, F(limits.step_errors), 0, 1, 100 },
 	{ "limits.plans", K_UINT, F(limits.plans), 0, 1, 100 },
 	{ "limits.parallel", K_UINT, F(limits.parallel), 0, 1, 8 },
+#else
+	{ "limits.depth", OFF(S_ORCH) },
+	{ "limits.steps", OFF(S_ORCH) },
+	{ "limits.step_errors", OFF(S_ORCH) },
+	{ "limits.plans", OFF(S_ORCH) },
+	{ "limits.parallel", OFF(S_ORCH) },
 #endif
 #if HAVE_EVAL
 	{ "cache", K_SECTION, 0, 0, 0, 0 },
 	{ "cache.dir", K_PATH, F(cache.dir), 0, 0, 0 },
 	{ "cache.max", K_SIZE, F(cache.max), 0, 64u << 10, 1u << 30 },
+#else
+	{ "cache", OFF(S_EVAL) },
 #endif
 	{ "prices", K_PRICES, 0, 0, 0, CFG_MAX_PRICES },
 	{ "sandbox", K_SECTION, 0, 0, 0, 0 },
@@ -127,6 +147,8 @@ static const struct key keys[] = {
 	{ "persist.dir", K_PATH, F(persist.dir), 0, 0, 0 },
 	{ "persist.interval", K_UINT, F(persist.interval), 0, 1, 604800 },
 	{ "persist.max", K_SIZE, F(persist.max), 0, 4u << 10, 1u << 30 },
+#else
+	{ "persist", OFF(S_PERSIST) },
 #endif
 #if HAVE_JOBS
 	{ "jobs", K_SECTION, 0, 0, 0, 0 },
@@ -136,6 +158,8 @@ static const struct key keys[] = {
 	{ "jobs.backoff", K_UINT, F(jobs.backoff_s), 0, 0, 86400 },
 	{ "jobs.compact_at", K_SIZE, F(jobs.compact_at), 0, 4u << 10,
 	    16u << 20 },
+#else
+	{ "jobs", OFF(S_JOBS) },
 #endif
 };
 
@@ -649,7 +673,6 @@ set(struct ld *l, const struct key *k, const struct fm_node *nd)
 		l->c->hooks = h;
 		return 0;
 	}
-#if HAVE_MCP
 	case K_MCP: {
 		struct mcp_server *ms;
 		char why[200];
@@ -662,7 +685,6 @@ set(struct ld *l, const struct key *k, const struct fm_node *nd)
 		l->c->mcp = ms;
 		return 0;
 	}
-#endif
 	case K_PRICES:
 		return set_prices(l, k, nd);
 	default:
@@ -757,16 +779,17 @@ walk(struct ld *l, const struct fm_node *map, const char *prefix)
 		if (strchr(nd->key, '.') != NULL || (i = find_key(name)) < 0)
 			return bad(l, -E_INVAL, nd->line, "unknown key '%.60s'",
 			    name);
+		if (keys[i].type == K_OFF)
+			return bad(l, -E_INVAL, nd->line, "'%s': not in this "
+			    "build (%s=0)", name, switches[keys[i].min]);
 		if (fm_is_null(nd))
 			continue;
 		if (keys[i].type == K_SECTION) {
 			if (nd->kind != FM_MAP)
 				return must(l, &keys[i], nd);
 			snprintf(name, sizeof(name), "%s.", keys[i].name);
-#if HAVE_EVAL
-			if (strcmp(name, "cache.") == 0)
+			if (HAVE_EVAL && strcmp(name, "cache.") == 0)
 				l->c->cache.on = 1;
-#endif
 			if ((e = walk(l, nd, name)) != 0)
 				return e;
 			continue;
@@ -829,15 +852,14 @@ load_agents(struct ld *l)
 		    nd = nd->next) {
 			if (fm_is_null(nd))
 				continue;
-#if HAVE_CREW
 			/* "openai/M": another runtime's name (crew_model). */
-			if (l->crew && strcmp(nd->key, "model") == 0) {
+			if (HAVE_CREW && l->crew &&
+			    strcmp(nd->key, "model") == 0) {
 				if (nd->kind == FM_SCALAR)
 					l->crew_model = arena_strdup(l->a,
 					    nd->s);
 				continue;
 			}
-#endif
 			if (strcmp(nd->key, "model") == 0 ||
 			    strcmp(nd->key, "skill_mode") == 0) {
 				if ((e = set(l, &keys[find_key(nd->key)],
@@ -859,7 +881,6 @@ load_agents(struct ld *l)
 	return 0;
 }
 
-#if HAVE_CREW
 /* --- a .skilled_crew.yaml (cfg.h) */
 
 static int
@@ -919,7 +940,6 @@ crew_items(struct ld *l, const struct fm_node *nd, const char *const *names,
 	return (int)k;
 }
 
-#if HAVE_MCP
 static struct fm_node *
 crew_node(struct ld *l, struct fm_node *up, enum fm_kind kind,
     const char *key, const char *s)
@@ -1062,7 +1082,6 @@ crew_mcp(struct ld *l, const char *rel, struct fm_node *agents,
 	v[(*n)++] = *ms;
 	return 0;
 }
-#endif
 
 /* "openai/M" or "lmstudio/M": the model as the crew's own runtime names
  * it, from $SKILLET_MODEL_RUNNER, the AGENTS.md, or its default. */
@@ -1184,7 +1203,9 @@ crew_agent(struct ld *l, const struct fm_node *ag, int entry,
 	}
 	if ((f = fm_get(ag, "mcp_servers")) == NULL || fm_is_null(f))
 		return 0;
-#if HAVE_MCP
+	if (!HAVE_MCP)
+		return bad(l, -E_INVAL, f->line, "mcp_servers: not in this "
+		    "build (MCP=0)");
 	{
 		/* Another agent's servers: its skills' agents get them. */
 		static const char *const mcf[] = { "filePath" };
@@ -1209,11 +1230,6 @@ crew_agent(struct ld *l, const struct fm_node *ag, int entry,
 				return e;
 		return 0;
 	}
-#else
-	(void)v, (void)nv, (void)e;
-	return bad(l, -E_INVAL, f->line, "mcp_servers: this skillbox is built "
-	    "without the MCP client (make MCP=1)");
-#endif
 }
 
 /* Load the crew at `path`; alone: it is the whole configuration. */
@@ -1323,7 +1339,6 @@ crew_load(struct ld *l, const char *path, int alone)
 	l->dir = dir;
 	return 0;
 }
-#endif
 
 /* $SKILLBOX_PROVIDER, $SKILLBOX_MODEL, $SKILLBOX_BASE_URL. */
 static int
@@ -1391,14 +1406,12 @@ env_defaults(struct ld *l)
 		if (c->state_dir == NULL)
 			return -E_NOMEM;
 	}
-#if HAVE_EVAL
-	if (c->cache.on && c->cache.dir == NULL &&
+	if (HAVE_EVAL && c->cache.on && c->cache.dir == NULL &&
 	    (c->cache.dir = arena_printf(l->a, "%s/cache", c->state_dir)) ==
 	    NULL)
 		return -E_NOMEM;
-	if (c->cache.max == 0)
+	if (HAVE_EVAL && c->cache.max == 0)
 		c->cache.max = 4u << 20;
-#endif
 	if (c->src[find_key("workspace")] == NULL &&
 	    (c->workspace = arena_printf(l->a, "%s/workspace",
 	    c->state_dir)) == NULL)
@@ -1430,13 +1443,13 @@ cfg_defaults(struct cfg *c)
 	c->limits.first_byte_s = 120;
 	c->limits.idle_s = 60;
 	c->limits.retries = 3;
-#if HAVE_ORCH
-	c->limits.depth = 3;
-	c->limits.steps = 12;
-	c->limits.step_errors = 3;
-	c->limits.plans = 3;
-	c->limits.parallel = 4;
-#endif
+	if (HAVE_ORCH) {
+		c->limits.depth = 3;
+		c->limits.steps = 12;
+		c->limits.step_errors = 3;
+		c->limits.plans = 3;
+		c->limits.parallel = 4;
+	}
 	c->serve.listen = "127.0.0.1:8080";
 	c->serve.max_conns = 64;
 	c->jobs.max_parallel = 1;
@@ -1450,10 +1463,10 @@ cfg_defaults(struct cfg *c)
 	c->serve.header_s = 10;
 	c->serve.body_max = 1u << 20;
 	c->serve.idle_s = 30;
-#if HAVE_PERSIST
-	c->persist.interval = 3600;
-	c->persist.max = 4u << 20;
-#endif
+	if (HAVE_PERSIST) {
+		c->persist.interval = 3600;
+		c->persist.max = 4u << 20;
+	}
 }
 
 /* see cfg.h */
@@ -1542,8 +1555,7 @@ load_file(struct ld *l, const char *path)
 	if (l->instr_line != 0 && l->agents_line != 0)
 		return bad(l, -E_INVAL, MAX(l->instr_line, l->agents_line),
 		    "give 'instructions' or 'agents_file', not both");
-#if HAVE_CREW
-	if (l->c->crew != NULL) {
+	if (HAVE_CREW && l->c->crew != NULL) {
 		if (l->instr_line != 0 || l->agents_line != 0 ||
 		    l->c->src[find_key("skills")] != NULL)
 			return bad(l, -E_INVAL, 0, "a crew gives the skills and "
@@ -1551,7 +1563,6 @@ load_file(struct ld *l, const char *path)
 			    "'agents_file' beside 'crew'");
 		return crew_load(l, l->c->crew, 0);
 	}
-#endif
 	return l->agents_line != 0 ? load_agents(l) : 0;
 }
 
@@ -1632,8 +1643,7 @@ cfg_load(struct cfg *c, struct arena *a, const char *path, char *err,
 	if (errlen > 0)
 		err[0] = '\0';
 	arena_init(&l.tmp, "cfg");
-#if HAVE_CREW
-	if (file != NULL && is_crew_file(file)) {
+	if (HAVE_CREW && file != NULL && is_crew_file(file)) {
 		if ((l.file = c->file = c->crew = arena_strdup(a, file)) ==
 		    NULL)
 			e = -E_NOMEM;
@@ -1641,9 +1651,7 @@ cfg_load(struct cfg *c, struct arena *a, const char *path, char *err,
 			e = crew_load(&l, file, 1);
 		if (e != 0)
 			goto out;
-	} else
-#endif
-	if (file != NULL && (e = load_file(&l, file)) != 0)
+	} else if (file != NULL && (e = load_file(&l, file)) != 0)
 		goto out;
 	if ((e = env_overrides(&l)) != 0 || (e = env_defaults(&l)) != 0)
 		goto out;
@@ -1669,7 +1677,7 @@ cfg_source(const struct cfg *c, const char *key)
 {
 	int i = find_key(key);
 
-	if (i < 0 || keys[i].type == K_SECTION)
+	if (i < 0 || keys[i].type == K_SECTION || keys[i].type == K_OFF)
 		return NULL;
 	return c->src[i] != NULL ? c->src[i] : "default";
 }

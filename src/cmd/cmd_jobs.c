@@ -66,9 +66,6 @@
 #include "fmt/json.h"
 #include "base/log.h"
 #include "base/str.h"
-#include "config.h"
-
-#if HAVE_JOBS
 #include "serve/jobs.h"
 #include "fmt/schedule.h"
 #include "session/slog.h"
@@ -741,12 +738,10 @@ jobs_main(const char *sub, struct jopt *o, int argc, char **argv)
 	board_unlock(&board);
 	return r;
 }
-#endif
 
 int
 cmd_jobs(int argc, char **argv)
 {
-#if HAVE_JOBS
 	static const struct option lo[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "all", no_argument, NULL, 'a' },
@@ -808,8 +803,4 @@ cmd_jobs(int argc, char **argv)
 		}
 	}
 	return jobs_main(sub, &o, argc - optind, argv + optind);
-#else
-	(void)argc, (void)argv;
-	return EXIT_FAIL;	/* not an applet without JOBS (main.c) */
-#endif
 }

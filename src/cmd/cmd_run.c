@@ -40,7 +40,6 @@
 #include "cmd/cmd.h"
 #include "fmt/json.h"
 #include "base/log.h"
-#include "config.h"
 #include "base/str.h"
 
 /* Text of an event shown to a person, in app.perm: controls are
@@ -247,9 +246,7 @@ cmd_run(int argc, char **argv)
 		{ "session", required_argument, NULL, O_SESSION },
 		{ "resume", required_argument, NULL, O_RESUME },
 		{ "no-log", no_argument, NULL, O_NOLOG },
-#if HAVE_EVAL
 		{ "no-cache", no_argument, NULL, O_NOCACHE },
-#endif
 		{ "agent", required_argument, NULL, O_AGENT },
 		{ "plan-only", no_argument, NULL, O_PLAN },
 		{ "stream", no_argument, NULL, 's' },
@@ -271,9 +268,7 @@ cmd_run(int argc, char **argv)
 		case O_SESSION: session = optarg; break;
 		case O_RESUME: session = optarg; resume = 1; break;
 		case O_NOLOG: nolog = 1; break;
-#if HAVE_EVAL
 		case O_NOCACHE: setenv("SKILLBOX_NO_CACHE", "1", 1); break;
-#endif
 		case O_AGENT: agent = optarg; break;
 		case O_PLAN: plan = 1; break;
 		case 'h': return cmd_help("run");

@@ -677,9 +677,8 @@ build_env(struct arena *a, const struct child *c, const char *ws,
 	    input)) == NULL)
 		e = -E_NOMEM;
 	for (i = 0; i < p->nsecrets && i < SBX_MAX_SECRETS; i++) {
-#if HAVE_MCP
 		/* NAME=VALUE (an MCP server's env): set as it is. */
-		if ((v = strchr(p->secrets[i], '=')) != NULL) {
+		if (HAVE_MCP && (v = strchr(p->secrets[i], '=')) != NULL) {
 			char k[64];
 
 			snprintf(k, sizeof(k), "%.*s", (int)(v -
@@ -688,7 +687,6 @@ build_env(struct arena *a, const struct child *c, const char *ws,
 				env[n++] = (char *)p->secrets[i];
 			continue;
 		}
-#endif
 		if (secret_ok(p->secrets[i]) &&
 		    (v = getenv(p->secrets[i])) != NULL)
 			e |= env_add(a, env, &n, p->secrets[i], v);

@@ -459,8 +459,7 @@ from_fm(struct parse *p, struct skill *sk, const struct fm_node *root,
 			sk->triggers = join(p, k, ", ");
 		if ((k = fm_get(nd, "actions")) != NULL && k->kind == FM_SCALAR)
 			sk->actions = arena_strndup(p->a, k->s, k->n);
-#if HAVE_ORCH
-		if ((k = fm_get(nd, "max_agent_depth")) != NULL &&
+		if (HAVE_ORCH && (k = fm_get(nd, "max_agent_depth")) != NULL &&
 		    k->kind == FM_SCALAR) {
 			if (k->n == 1 && k->s[0] >= '0' && k->s[0] <= '3')
 				sk->flags |= (unsigned)(k->s[0] - '0' + 1) <<
@@ -469,7 +468,6 @@ from_fm(struct parse *p, struct skill *sk, const struct fm_node *root,
 				issue(p, K_RULE, k->line, "max-agent-depth",
 				    "metadata max_agent_depth must be 0 to 3");
 		}
-#endif
 	}
 
 	if ((nd = fm_get(root, "allowed-tools")) != NULL &&
@@ -507,8 +505,7 @@ from_fm(struct parse *p, struct skill *sk, const struct fm_node *root,
 		    sizeof(why)) == -E_INVAL)
 			issue(p, K_FATAL, line, "hooks", "%s", why);
 	}
-#if HAVE_MCP
-	if ((nd = fm_get(root, "mcp_servers")) != NULL) {
+	if (HAVE_MCP && (nd = fm_get(root, "mcp_servers")) != NULL) {
 		struct mcp_server *ms;
 		unsigned n;
 
@@ -517,7 +514,6 @@ from_fm(struct parse *p, struct skill *sk, const struct fm_node *root,
 		    sizeof(why)) == -E_INVAL)
 			issue(p, K_FATAL, line, "mcp_servers", "%s", why);
 	}
-#endif
 	return 0;
 }
 
