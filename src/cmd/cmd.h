@@ -11,7 +11,8 @@
 enum {
 	EXIT_OK		= 0,
 	EXIT_FAIL	= 1,	/* the work failed: invalid skill, error */
-	EXIT_USAGE	= 2,	/* bad command line */
+	EXIT_USAGE	= 2,	/* bad command line, or an applet
+				 * left out of this build */
 	EXIT_NOMEM	= 3,	/* the memory budget ran out */
 	EXIT_LIMIT	= 4,	/* a limit stopped the turn */
 	EXIT_WAIT	= 5,	/* the turn waits on a person's answer */
@@ -34,6 +35,11 @@ int	cmd_nomem(const char *doing);
 
 /* Print the applet's help (from its opening comment) to stdout. */
 int	cmd_help(const char *applet);
+
+/* An applet of a feature left out (main.c's table) says so, naming the
+ * switch: "skillbox: mcp: not in this build (MCP=0)". Returns EXIT_USAGE:
+ * this binary has no such applet. */
+int	cmd_off(const char *applet, const char *sw);
 
 /* Report a usage error and point to --help; returns EXIT_USAGE. */
 int	cmd_usage(const char *applet, const char *fmt, ...) ATTR_PRINTF(2, 3);
