@@ -19,7 +19,7 @@
 #include "fmt/json.h"
 #include "llm/llm.h"
 #include "base/log.h"
-#include "tool/mcp.h"
+#include "skill/mcp_spec.h"
 #include "sandbox/sandbox.h"
 #include "skill/skill.h"
 #include "base/str.h"

@@ -10,7 +10,7 @@
 #include "fmt/fm.h"
 #include "fmt/json.h"
 #include "base/log.h"
-#include "tool/mcp.h"
+#include "skill/mcp_spec.h"
 #include "config.h"
 
 /* see crew.h */

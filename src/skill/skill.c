@@ -24,7 +24,7 @@
 
 #include "fmt/fm.h"
 #include "skill/hook.h"
-#include "tool/mcp.h"
+#include "skill/mcp_spec.h"
 #include "base/str.h"
 #include "config.h"
 
