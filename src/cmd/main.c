@@ -4,18 +4,16 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/cfg.h"
 #include "cmd/cmd.h"
 #include "help.h"
 #include "helpz.h"
 #include "base/log.h"
-#include "skill/skill.h"
+#include "base/str.h"
 #include "config.h"
 
 struct app app;
@@ -123,62 +121,6 @@ cmd_help(const char *name)
 		p += strlen(p) + 1;
 	fputs(p, stdout);
 	return EXIT_OK;
-}
-
-int
-cmd_usage(const char *applet, const char *fmt, ...)
-{
-	char msg[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	log_err("%s%s%s", applet ? applet : "", applet ? ": " : "", msg);
-	fprintf(stderr, "Try 'skillbox %s%s--help'.\n", applet ? applet : "",
-	    applet ? " " : "");
-	return EXIT_USAGE;
-}
-
-int
-cmd_nomem(const char *doing)
-{
-	log_err("memory budget of %zu KiB exhausted while %s (%zu KiB in use "
-	    "when a request for %zu bytes failed); raise it with --memory",
-	    mem_budget() >> 10, doing, mem_failed_used() >> 10,
-	    mem_failed_request());
-	return EXIT_NOMEM;
-}
-
-int
-cmd_default_roots(const char *applet, const char **roots, unsigned *n)
-{
-	unsigned k = cfg_default_skill_dirs(&app.perm, roots, SKILL_MAX_ROOTS);
-
-	if (k == 0)
-		return cmd_nomem("listing the skills folders");
-	if (k > SKILL_MAX_ROOTS)
-		return cmd_usage(applet, "at most %d skills folders",
-		    SKILL_MAX_ROOTS);
-	*n = k;
-	return 0;
-}
-
-int
-cmd_write(int fd, const char *buf, size_t n)
-{
-	ssize_t r;
-
-	while (n > 0) {
-		r = write(fd, buf, n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -E_IO;
-		buf += r;
-		n -= (size_t)r;
-	}
-	return 0;
 }
 
 /* Peak resident set of this process in KiB, from /proc (0 if unknown). */
