@@ -199,17 +199,6 @@ cfg_bad(struct cfg_ld *l, int code, unsigned line, const char *fmt, ...)
 	return code;
 }
 
-static int
-in_set(const char *const *v, size_t n, const char *s)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (strcmp(v[i], s) == 0)
-			return 1;
-	return 0;
-}
-
 /* "HEX64" or "HEX64 skill skill...": a token's SHA-256 and the skills it
  * may use. */
 static int
@@ -244,7 +233,7 @@ is_tool(const char *s)
 {
 	size_t n = strlen(s), i;
 
-	if (in_set(tools, ARRAY_LEN(tools), s))
+	if (str_in(tools, ARRAY_LEN(tools), s))
 		return 1;
 	if (n < 9 || strncmp(s, "Bash(", 5) != 0 || strcmp(s + n - 3, ":*)") != 0)
 		return 0;
@@ -568,7 +557,7 @@ set_list(struct cfg_ld *l, const struct key *k, const struct fm_node *nd)
 		case K_DIRS: ok = 1; break;
 		case K_HANDOFFS: ok = is_pair(it->s, &from, &to); break;
 		case K_TOOLS: ok = is_tool(it->s); break;
-		case K_LAYERS: ok = in_set(layers, ARRAY_LEN(layers), it->s);
+		case K_LAYERS: ok = str_in(layers, ARRAY_LEN(layers), it->s);
 			break;
 		case K_TOKENS: ok = is_token_hash(it->s); break;
 		case K_NAMES: ok = hook_name_ok(it->s); break;

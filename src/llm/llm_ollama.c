@@ -79,7 +79,7 @@ body(const struct llm_req *q, struct json_writer *w)
 
 /* One whole tool call into a new slot. */
 static void
-tool_call(struct llm_acc *acc, const struct json_doc *d, int tc)
+put_tool_call(struct llm_acc *acc, const struct json_doc *d, int tc)
 {
 	int fn = json_get(d, tc, "function"), t;
 	size_t idn = 0, namen = 0, n;
@@ -126,7 +126,7 @@ line(struct llm_acc *acc, const char *data, size_t n)
 	    (unsigned)d.t[arr].size : 0;
 	for (i = 0, tc = arr + 1; i < nc && !acc->err;
 	    i++, tc = json_skip(&d, tc))
-		tool_call(acc, &d, tc);
+		put_tool_call(acc, &d, tc);
 	if (json_bool(&d, json_get(&d, 0, "done"), &done) != 0 || !done)
 		return;
 	if (json_int(&d, json_get(&d, 0, "prompt_eval_count"), &v) == 0 &&

@@ -86,7 +86,8 @@ body(const struct llm_req *q, struct json_writer *w)
 
 /* One entry of tool_calls (a delta, or a whole call). */
 static void
-tool_call(struct llm_acc *acc, const struct json_doc *d, int tc, unsigned pos)
+put_tool_call(struct llm_acc *acc, const struct json_doc *d, int tc,
+    unsigned pos)
 {
 	int t, fn = json_get(d, tc, "function");
 	const char *id, *name = NULL;
@@ -155,7 +156,7 @@ choices(struct llm_acc *acc, const struct json_doc *d, const char *part)
 		if (arr >= 0 && d->t[arr].type == JSON_ARR)
 			for (i = 0, t = arr + 1; i < (unsigned)d->t[arr].size;
 			    i++, t = json_skip(d, t))
-				tool_call(acc, d, t, i);
+				put_tool_call(acc, d, t, i);
 		if ((s = acc_str(acc, d, json_get(d, c, "finish_reason"), &n)))
 			acc_stop(acc, s, n);
 	}

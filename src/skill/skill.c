@@ -323,17 +323,6 @@ static const char *const known_extra[] = {
 	"user-invocable", "version", "when_to_use",
 };
 
-static int
-in_list(const char *const *v, size_t n, const char *s)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (strcmp(v[i], s) == 0)
-			return 1;
-	return 0;
-}
-
 /* A null or "" optional field: loaded as "", reported the same way for
  * both spellings, at the key's line. */
 static int
@@ -357,9 +346,9 @@ from_fm(struct parse *p, struct skill *sk, const struct fm_node *root,
 	int commas = 0;
 
 	for (k = root->kids; k != NULL; k = k->next) {
-		if (in_list(spec, ARRAY_LEN(spec), k->key))
+		if (str_in(spec, ARRAY_LEN(spec), k->key))
 			continue;
-		if (in_list(known_extra, ARRAY_LEN(known_extra), k->key))
+		if (str_in(known_extra, ARRAY_LEN(known_extra), k->key))
 			issue(p, K_RULE, k->line, "unknown-key", "'%s' is not "
 			    "an Agent Skills field (put it under metadata)",
 			    k->key);
@@ -1087,7 +1076,7 @@ walk_dir(struct walk *w, unsigned depth)
 		if (de->d_type == DT_REG || strcmp(de->d_name, ".") == 0 ||
 		    strcmp(de->d_name, "..") == 0)
 			continue;
-		if (in_list(notdirs, ARRAY_LEN(notdirs), de->d_name)) {
+		if (str_in(notdirs, ARRAY_LEN(notdirs), de->d_name)) {
 			w->nskip++;
 			continue;
 		}
@@ -1413,7 +1402,7 @@ skill_validate(struct arena *a, const char *path, skill_diag_fn diag,
 		goto out;
 	}
 	base = base_name(path);
-	if (S_ISREG(st.st_mode) && in_list(deffiles, ARRAY_LEN(deffiles),
+	if (S_ISREG(st.st_mode) && str_in(deffiles, ARRAY_LEN(deffiles),
 	    base)) {
 		/* A definition file stands for the folder that holds it. */
 		r.roots[0] = base == path ? "." : base == path + 1 ? "/" :

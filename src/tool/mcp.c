@@ -408,13 +408,11 @@ handshake(struct conn *c, struct arena *a)
 	    c->s->timeout_ms);
 }
 
+/* s is in the NULL-terminated list v, or v has "*". */
 static int
 in_list(const char **v, const char *s)
 {
-	for (; v != NULL && *v != NULL; v++)
-		if (strcmp(*v, s) == 0 || strcmp(*v, "*") == 0)
-			return 1;
-	return 0;
+	return str_in(v, SIZE_MAX, s) || str_in(v, SIZE_MAX, "*");
 }
 
 /* Tool i of a tools/list page, kept in perm when the configuration
