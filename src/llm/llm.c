@@ -397,6 +397,50 @@ llm_decode(const struct llm_proto *p, struct arena *a, int stream,
 
 /* see llm.h */
 void
+llm_put_messages(struct json_writer *w, const struct llm_req *q,
+    enum llm_chat_style style,
+    void (*put_call)(struct json_writer *, const struct llm_call *))
+{
+	const struct llm_msg *m;
+	int ollama = style == LLM_CHAT_OLLAMA;
+	unsigned i;
+
+	json_key(w, "messages");
+	json_begin_arr(w);
+	if (q->system != NULL) {
+		json_begin_obj(w);
+		json_kstr(w, "role", "system");
+		json_kstr(w, "content", q->system);
+		json_end_obj(w);
+	}
+	for (m = q->msgs; m != NULL; m = m->next) {
+		json_begin_obj(w);
+		json_kstr(w, "role", m->role == LLM_USER ? "user" :
+		    m->role == LLM_TOOL ? "tool" : "assistant");
+		if (m->role == LLM_TOOL && !ollama)
+			json_kstr(w, "tool_call_id", m->call_id);
+		json_key(w, "content");
+		if (!ollama && m->role == LLM_ASSISTANT && m->text_len == 0 &&
+		    m->ncalls > 0)
+			json_put_null(w);
+		else
+			json_put_strn(w, m->text, m->text_len);
+		if (m->role == LLM_TOOL && ollama && m->tool_name != NULL)
+			json_kstr(w, "tool_name", m->tool_name);
+		if (m->role == LLM_ASSISTANT && m->ncalls > 0) {
+			json_key(w, "tool_calls");
+			json_begin_arr(w);
+			for (i = 0; i < m->ncalls; i++)
+				put_call(w, &m->calls[i]);
+			json_end_arr(w);
+		}
+		json_end_obj(w);
+	}
+	json_end_arr(w);
+}
+
+/* see llm.h */
+void
 llm_put_tools(struct json_writer *w, const struct llm_req *q,
     enum llm_tools_style style)
 {
