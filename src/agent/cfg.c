@@ -655,6 +655,8 @@ set(struct cfg_ld *l, const struct key *k, const struct fm_node *nd)
 		unsigned line;
 		int e;
 
+		if (!HAVE_MCP)		/* no K_MCP row then (K_OFF) */
+			return -E_INVAL;
 		if ((e = mcp_parse(l->a, nd, arena_strdup(l->a, l->dir), NULL,
 		    &ms, &l->c->nmcp, &line, why, sizeof(why))) != 0)
 			return e != -E_INVAL ? e : cfg_bad(l, e, line, "%s",

@@ -25,6 +25,7 @@
 
 #include "agent/agent.h"
 #include "cmd/cmd.h"
+#include "config.h"
 #include "base/log.h"
 
 #define LINE_MAX_BYTES	(64u << 10)
@@ -57,7 +58,10 @@ cmd_chat(int argc, char **argv)
 		case O_JSON: json = 1; break;
 		case O_SESSION: session = optarg; break;
 		case O_RESUME: session = optarg; resume = 1; break;
-		case O_NOCACHE: setenv("SKILLBOX_NO_CACHE", "1", 1); break;
+		case O_NOCACHE:	/* no cache without EVAL: nothing to skip */
+			if (HAVE_EVAL)
+				setenv("SKILLBOX_NO_CACHE", "1", 1);
+			break;
 		case 'h': return cmd_help("chat");
 		default: return cmd_usage("chat", "bad option");
 		}

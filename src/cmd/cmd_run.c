@@ -33,6 +33,7 @@
 
 #include "agent/agent.h"
 #include "cmd/cmd.h"
+#include "config.h"
 #include "base/str.h"
 
 int
@@ -67,7 +68,10 @@ cmd_run(int argc, char **argv)
 		case O_SESSION: session = optarg; break;
 		case O_RESUME: session = optarg; resume = 1; break;
 		case O_NOLOG: nolog = 1; break;
-		case O_NOCACHE: setenv("SKILLBOX_NO_CACHE", "1", 1); break;
+		case O_NOCACHE:	/* no cache without EVAL: nothing to skip */
+			if (HAVE_EVAL)
+				setenv("SKILLBOX_NO_CACHE", "1", 1);
+			break;
 		case O_AGENT: agent = optarg; break;
 		case O_PLAN: plan = 1; break;
 		case 'h': return cmd_help("run");
