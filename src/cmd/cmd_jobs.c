@@ -603,9 +603,10 @@ worker(unsigned id)
 	}
 	if (board_lock(&board) != 0)
 		return 1;
-	e = st == AG_WAIT ? board_pause(&board, id, agent_approval(ag) ?
-	    JOB_WAIT_APPROVAL : JOB_WAIT_QUESTION, final, now()) :
-	    board_finish(&board, id, out, final, now());
+	/* (AG_WAIT comes from a turn: ag is not NULL then) */
+	e = st == AG_WAIT && ag != NULL ? board_pause(&board, id,
+	    agent_approval(ag) ? JOB_WAIT_APPROVAL : JOB_WAIT_QUESTION, final,
+	    now()) : board_finish(&board, id, out, final, now());
 	board_unlock(&board);
 	if (ag != NULL)
 		agent_close(ag);
