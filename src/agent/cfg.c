@@ -1177,10 +1177,13 @@ cfg_load(struct cfg *c, struct arena *a, const char *path, char *err,
 	if (errlen > 0)
 		err[0] = '\0';
 	arena_init(&l.tmp, "cfg");
-	if (HAVE_CREW && file != NULL && crew_is_file(file)) {
+	if (file != NULL && crew_is_file(file)) {
 		if ((l.file = c->file = c->crew = arena_strdup(a, file)) ==
 		    NULL)
 			e = -E_NOMEM;
+		else if (!HAVE_CREW)
+			e = cfg_bad(&l, -E_INVAL, 0, "a crew: not in this build "
+			    "(CREW=0)");
 		else
 			e = crew_load(&l, file, 1);
 		if (e != 0)
