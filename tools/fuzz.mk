@@ -49,7 +49,7 @@ fm_SRCS		= tests/fuzz/fuzz_fm.c src/fmt/fm.c src/base/str.c src/base/arena.c
 fm_FLAGS	= $(FY_INC)
 fm_LIBS		= $(FY_LIB)
 skill_SRCS	= tests/fuzz/fuzz_skill.c src/skill/skill.c src/fmt/fm.c src/base/str.c src/base/arena.c \
-		  src/skill/hook.c src/net/http.c
+		  src/skill/hook.c src/skill/mcp_spec.c src/net/http.c
 skill_FLAGS	= $(FY_INC)
 skill_LIBS	= $(FY_LIB)
 sse_SRCS	= tests/fuzz/fuzz_sse.c src/fmt/sse.c src/base/str.c src/base/arena.c
@@ -58,7 +58,8 @@ plan_SRCS	= tests/fuzz/fuzz_plan.c src/fmt/plan.c src/base/str.c src/base/arena.
 llm_SRCS	= tests/fuzz/fuzz_llm.c src/llm/llm.c src/llm/llm_openai.c \
 		  src/llm/llm_responses.c src/llm/llm_anthropic.c src/llm/llm_ollama.c \
 		  src/fmt/sse.c src/fmt/json.c src/base/str.c src/base/arena.c src/base/log.c \
-		  src/net/http.c src/net/net.c src/net/tls.c
+		  src/net/http.c src/net/net.c src/net/tls.c \
+		  src/llm/cache.c src/base/sha256.c src/base/fsafe.c src/session/slog.c
 llm_FLAGS	= -DJSMN_STATIC -I$(VS)/jsmn -isystem $(VS)/bearssl/inc \
 		  -DSKILLBOX_VERSION='"fuzz"' -DSKILLBOX_BUILD_EPOCH=0LL
 llm_LIBS	= $(BEAR_LIB)

@@ -1,6 +1,7 @@
 /* cfg.c - skillbox.yaml: find it, walk its YAML tree against a table of
  * keys, check every value, and fill struct cfg (see cfg.h). */
 #include "agent/cfg.h"
+#include "agent/crew.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +19,7 @@
 #include "fmt/json.h"
 #include "llm/llm.h"
 #include "base/log.h"
-#include "tool/mcp.h"
+#include "skill/mcp_spec.h"
 #include "sandbox/sandbox.h"
 #include "skill/skill.h"
 #include "base/str.h"
@@ -28,7 +29,13 @@ enum ktype {
 	K_SECTION, K_STR, K_PATH, K_URL, K_ENV, K_PROVIDER, K_BOOL, K_MEM,
 	K_SIZE, K_UINT, K_ULONG, K_MONEY, K_DIRS, K_MODE, K_HANDOFFS, K_PRICES,
 	K_TOOLS, K_LAYERS, K_USER, K_ENVS, K_CREATE, K_TOKENS, K_LOGTO,
-	K_NAMES, K_HOOKS, K_MCP
+	K_NAMES, K_HOOKS, K_MCP, K_OFF
+};
+
+/* The switches of features a key may need (K_OFF: min is one). */
+enum { S_ORCH, S_MCP, S_EVAL, S_PERSIST, S_JOBS, S_CREW };
+static const char switches[][8] = {
+	"ORCH", "MCP", "EVAL", "PERSIST", "JOBS", "CREW"
 };
 
 /* Narrow fields: 53 keys of 48 bytes each were 2.5 KB on 64-bit. */
@@ -42,6 +49,8 @@ _Static_assert(sizeof(struct cfg) <= UINT16_MAX, "struct key's offsets");
 
 #define F(m)		offsetof(struct cfg, m)
 #define L(m, n)		F(m), F(n), 0, CFG_MAX_LIST
+/* A key of a feature left out: an error that names its switch. */
+#define OFF(s)		K_OFF, 0, 0, s, 0
 
 static const struct key keys[] = {
 	{ "provider", K_PROVIDER, F(provider), 0, 0, 0 },
@@ -58,6 +67,8 @@ static const struct key keys[] = {
 	{ "commands_dir", K_PATH, F(commands_dir), 0, 0, 0 },
 #if HAVE_CREW
 	{ "crew", K_PATH, F(crew), 0, 0, 0 },
+#else
+	{ "crew", OFF(S_CREW) },
 #endif
 	{ "instructions", K_STR, F(instructions), 0, 0, 0 },
 	{ "agents_file", K_PATH, F(agents_file), 0, 0, 0 },
@@ -67,6 +78,8 @@ static const struct key keys[] = {
 	{ "hooks", K_HOOKS, 0, 0, 0, 0 },
 #if HAVE_MCP
 	{ "mcp_servers", K_MCP, 0, 0, 0, 0 },
+#else
+	{ "mcp_servers", OFF(S_MCP) },
 #endif
 	{ "limits", K_SECTION, 0, 0, 0, 0 },
 	{ "limits.turns", K_UINT, F(limits.turns), 0, 1, 1000 },
@@ -92,11 +105,19 @@ static const struct key keys[] = {
 	{ "limits.step_errors", K_UINT, F(limits.step_errors), 0, 1, 100 },
 	{ "limits.plans", K_UINT, F(limits.plans), 0, 1, 100 },
 	{ "limits.parallel", K_UINT, F(limits.parallel), 0, 1, 8 },
+#else
+	{ "limits.depth", OFF(S_ORCH) },
+	{ "limits.steps", OFF(S_ORCH) },
+	{ "limits.step_errors", OFF(S_ORCH) },
+	{ "limits.plans", OFF(S_ORCH) },
+	{ "limits.parallel", OFF(S_ORCH) },
 #endif
 #if HAVE_EVAL
 	{ "cache", K_SECTION, 0, 0, 0, 0 },
 	{ "cache.dir", K_PATH, F(cache.dir), 0, 0, 0 },
 	{ "cache.max", K_SIZE, F(cache.max), 0, 64u << 10, 1u << 30 },
+#else
+	{ "cache", OFF(S_EVAL) },
 #endif
 	{ "prices", K_PRICES, 0, 0, 0, CFG_MAX_PRICES },
 	{ "sandbox", K_SECTION, 0, 0, 0, 0 },
@@ -127,6 +148,8 @@ static const struct key keys[] = {
 	{ "persist.dir", K_PATH, F(persist.dir), 0, 0, 0 },
 	{ "persist.interval", K_UINT, F(persist.interval), 0, 1, 604800 },
 	{ "persist.max", K_SIZE, F(persist.max), 0, 4u << 10, 1u << 30 },
+#else
+	{ "persist", OFF(S_PERSIST) },
 #endif
 #if HAVE_JOBS
 	{ "jobs", K_SECTION, 0, 0, 0, 0 },
@@ -136,6 +159,8 @@ static const struct key keys[] = {
 	{ "jobs.backoff", K_UINT, F(jobs.backoff_s), 0, 0, 86400 },
 	{ "jobs.compact_at", K_SIZE, F(jobs.compact_at), 0, 4u << 10,
 	    16u << 20 },
+#else
+	{ "jobs", OFF(S_JOBS) },
 #endif
 };
 
@@ -154,28 +179,10 @@ static const char *const layers[] = {
 	"userdrop", "privtmp", "env", "seccomp-net", "seccomp-unix", "all",
 };
 
-/* One load. */
-struct ld {
-	struct cfg	*c;
-	struct arena	*a;		/* the config's strings */
-	struct arena	 tmp;		/* file text, YAML trees */
-	const char	*file;		/* for messages */
-	const char	*dir;		/* relative paths resolve here */
-	char		*err;
-	size_t		 errlen;
-	unsigned	 instr_line, agents_line, provider_line;
-	const char	*crew_model;	/* a crew's AGENTS.md model */
-	int		 crew;		/* loading a crew's files */
-	int		 other;		/* another crew agent's AGENTS.md */
-};
 
-static int
-bad(struct ld *l, int code, unsigned line, const char *fmt, ...)
-	ATTR_PRINTF(4, 5);
-
-/* "file:line: message" (no line when 0) into l->err; returns code. */
-static int
-bad(struct ld *l, int code, unsigned line, const char *fmt, ...)
+/* see crew.h */
+int
+cfg_bad(struct cfg_ld *l, int code, unsigned line, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -190,17 +197,6 @@ bad(struct ld *l, int code, unsigned line, const char *fmt, ...)
 		va_end(ap);
 	}
 	return code;
-}
-
-static int
-in_set(const char *const *v, size_t n, const char *s)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (strcmp(v[i], s) == 0)
-			return 1;
-	return 0;
 }
 
 /* "HEX64" or "HEX64 skill skill...": a token's SHA-256 and the skills it
@@ -237,7 +233,7 @@ is_tool(const char *s)
 {
 	size_t n = strlen(s), i;
 
-	if (in_set(tools, ARRAY_LEN(tools), s))
+	if (str_in(tools, ARRAY_LEN(tools), s))
 		return 1;
 	if (n < 9 || strncmp(s, "Bash(", 5) != 0 || strcmp(s + n - 3, ":*)") != 0)
 		return 0;
@@ -253,8 +249,9 @@ is_provider(const char *s)
 	return strcmp(s, "offline") == 0 || llm_proto_find(s) != NULL;
 }
 
-static int
-is_url(const char *s)
+/* see crew.h */
+int
+cfg_is_url(const char *s)
 {
 	return (strncmp(s, "http://", 7) == 0 && s[7] != '\0') ||
 	    (strncmp(s, "https://", 8) == 0 && s[8] != '\0');
@@ -380,22 +377,21 @@ want(const struct key *k, char *buf, size_t n)
 }
 
 static int
-must(struct ld *l, const struct key *k, const struct fm_node *nd)
+must(struct cfg_ld *l, const struct key *k, const struct fm_node *nd)
 {
 	char buf[96];
 
 	/* A key pasted where its variable's name goes is not echoed. */
 	if (nd->kind == FM_SCALAR && k->type != K_ENV && k->type != K_ENVS)
-		return bad(l, -E_INVAL, nd->line, "'%s' must be %s, not '%.40s'",
-		    k->name, want(k, buf, sizeof(buf)), nd->s);
-	return bad(l, -E_INVAL, nd->line, "'%s' must be %s", k->name,
+		return cfg_bad(l, -E_INVAL, nd->line, "'%s' must be %s, not "
+		    "'%.40s'", k->name, want(k, buf, sizeof(buf)), nd->s);
+	return cfg_bad(l, -E_INVAL, nd->line, "'%s' must be %s", k->name,
 	    want(k, buf, sizeof(buf)));
 }
 
-/* A relative path from the file, made absolute from the file's folder;
- * trailing slashes go. */
-static char *
-resolve(struct ld *l, const char *s)
+/* see crew.h */
+char *
+cfg_resolve(struct cfg_ld *l, const char *s)
 {
 	size_t n;
 
@@ -417,7 +413,7 @@ resolve(struct ld *l, const char *s)
 
 /* The folder of the config file, absolute. */
 static const char *
-file_dir(struct ld *l, const char *file)
+file_dir(struct cfg_ld *l, const char *file)
 {
 	const char *slash;
 	char *cwd;
@@ -438,8 +434,9 @@ file_dir(struct ld *l, const char *file)
 	    "", (int)(slash - file), file);
 }
 
-static int
-read_file(struct ld *l, const char *path, size_t max, char **out,
+/* see crew.h */
+int
+cfg_read_file(struct cfg_ld *l, const char *path, size_t max, char **out,
     size_t *len)
 {
 	struct stat st;
@@ -483,9 +480,9 @@ out:
 	return e;
 }
 
-/* Words for a read_file failure. */
-static const char *
-read_why(int e, size_t max, char *buf, size_t n)
+/* see crew.h */
+const char *
+cfg_read_why(int e, size_t max, char *buf, size_t n)
 {
 	if (e == -E_NOENT)
 		return "no such file";
@@ -498,7 +495,7 @@ read_why(int e, size_t max, char *buf, size_t n)
 
 /* The items of a list value: one scalar or a sequence of scalars. */
 static int
-items(struct ld *l, const struct key *k, const struct fm_node *nd,
+items(struct cfg_ld *l, const struct key *k, const struct fm_node *nd,
     const struct fm_node **first)
 {
 	const struct fm_node *it;
@@ -513,7 +510,7 @@ items(struct ld *l, const struct key *k, const struct fm_node *nd,
 		if (it->kind != FM_SCALAR || it->n == 0)
 			return must(l, k, it);
 	if (nd->nkids > k->max)
-		return bad(l, -E_INVAL, nd->line, "'%s' has more than %lu "
+		return cfg_bad(l, -E_INVAL, nd->line, "'%s' has more than %lu "
 		    "entries", k->name, (unsigned long)k->max);
 	*first = nd->kids;
 	return (int)nd->nkids;
@@ -535,7 +532,7 @@ is_pair(const char *s, struct str *from, struct str *to)
 }
 
 static int
-set_list(struct ld *l, const struct key *k, const struct fm_node *nd)
+set_list(struct cfg_ld *l, const struct key *k, const struct fm_node *nd)
 {
 	const char **v = (const char **)(void *)((char *)l->c + k->off);
 	unsigned *cnt = (unsigned *)(void *)((char *)l->c + k->noff);
@@ -553,14 +550,14 @@ set_list(struct ld *l, const struct key *k, const struct fm_node *nd)
 	if ((n = items(l, k, nd, &it)) < 0)
 		return n;
 	if (n == 0 && k->off == offsetof(struct cfg, sandbox.allow))
-		return bad(l, -E_INVAL, nd->line, "'sandbox.allow' is empty: "
-		    "leave it out for no narrowing");
+		return cfg_bad(l, -E_INVAL, nd->line, "'sandbox.allow' is "
+		    "empty: leave it out for no narrowing");
 	for (i = 0; i < n; i++, it = it->next) {
 		switch (k->type) {
 		case K_DIRS: ok = 1; break;
 		case K_HANDOFFS: ok = is_pair(it->s, &from, &to); break;
 		case K_TOOLS: ok = is_tool(it->s); break;
-		case K_LAYERS: ok = in_set(layers, ARRAY_LEN(layers), it->s);
+		case K_LAYERS: ok = str_in(layers, ARRAY_LEN(layers), it->s);
 			break;
 		case K_TOKENS: ok = is_token_hash(it->s); break;
 		case K_NAMES: ok = hook_name_ok(it->s); break;
@@ -569,7 +566,7 @@ set_list(struct ld *l, const struct key *k, const struct fm_node *nd)
 		if (!ok)
 			return must(l, k, it);
 		if (k->type == K_DIRS)
-			s = resolve(l, it->s);
+			s = cfg_resolve(l, it->s);
 		else if (k->type == K_HANDOFFS)	/* stored as "from->to" */
 			s = arena_printf(l->a, "%.*s->%.*s", (int)from.n,
 			    from.p, (int)to.n, to.p);
@@ -585,7 +582,7 @@ set_list(struct ld *l, const struct key *k, const struct fm_node *nd)
 }
 
 static int
-set_prices(struct ld *l, const struct key *k, const struct fm_node *nd)
+set_prices(struct cfg_ld *l, const struct key *k, const struct fm_node *nd)
 {
 	const struct fm_node *m, *f;
 	struct cfg_price *p;
@@ -594,28 +591,30 @@ set_prices(struct ld *l, const struct key *k, const struct fm_node *nd)
 	if (nd->kind != FM_MAP)
 		return must(l, k, nd);
 	if (nd->nkids > k->max)
-		return bad(l, -E_INVAL, nd->line, "'prices' has more than %lu "
-		    "entries", (unsigned long)k->max);
+		return cfg_bad(l, -E_INVAL, nd->line, "'prices' has more than "
+		    "%lu entries", (unsigned long)k->max);
 	l->c->nprices = 0;
 	for (m = nd->kids; m != NULL; m = m->next) {
 		p = &l->c->prices[l->c->nprices];
 		if (m->kind != FM_MAP)
-			return bad(l, -E_INVAL, m->line, "'prices.%s' must be "
-			    "{ input: N, output: N }", m->key);
+			return cfg_bad(l, -E_INVAL, m->line,
+			    "'prices.%s' must be { input: N, output: N }",
+			    m->key);
 		for (f = m->kids; f != NULL; f = f->next) {
 			if (strcmp(f->key, "input") != 0 &&
 			    strcmp(f->key, "output") != 0)
-				return bad(l, -E_INVAL, f->line, "unknown key "
-				    "'prices.%s.%s'", m->key, f->key);
+				return cfg_bad(l, -E_INVAL, f->line,
+				    "unknown key 'prices.%s.%s'", m->key,
+				    f->key);
 			d = f->key[0] == 'i' ? &p->input : &p->output;
 			if (f->kind != FM_SCALAR || str_decimal(f->s, d) != 0)
-				return bad(l, -E_INVAL, f->line, "'prices.%s.%s' "
-				    "must be a number, 0 or more, like 0.25",
-				    m->key, f->key);
+				return cfg_bad(l, -E_INVAL, f->line,
+				    "'prices.%s.%s' must be a number, 0 or "
+				    "more, like 0.25", m->key, f->key);
 		}
 		if (fm_get(m, "input") == NULL || fm_get(m, "output") == NULL)
-			return bad(l, -E_INVAL, m->line, "'prices.%s' needs "
-			    "both input and output", m->key);
+			return cfg_bad(l, -E_INVAL, m->line,
+			    "'prices.%s' needs both input and output", m->key);
 		if ((p->model = arena_strdup(l->a, m->key)) == NULL)
 			return -E_NOMEM;
 		l->c->nprices++;
@@ -625,7 +624,7 @@ set_prices(struct ld *l, const struct key *k, const struct fm_node *nd)
 
 /* Check one value and store it. */
 static int
-set(struct ld *l, const struct key *k, const struct fm_node *nd)
+set(struct cfg_ld *l, const struct key *k, const struct fm_node *nd)
 {
 	void *f = (char *)l->c + k->off;
 	unsigned long v;
@@ -645,24 +644,26 @@ set(struct ld *l, const struct key *k, const struct fm_node *nd)
 
 		if ((e = hook_parse(l->a, nd, arena_strdup(l->a, l->dir), &h,
 		    &l->c->nhooks, &line, why, sizeof(why))) != 0)
-			return e == -E_INVAL ? bad(l, e, line, "%s", why) : e;
+			return e != -E_INVAL ? e : cfg_bad(l, e, line, "%s",
+			    why);
 		l->c->hooks = h;
 		return 0;
 	}
-#if HAVE_MCP
 	case K_MCP: {
 		struct mcp_server *ms;
 		char why[200];
 		unsigned line;
 		int e;
 
+		if (!HAVE_MCP)		/* no K_MCP row then (K_OFF) */
+			return -E_INVAL;
 		if ((e = mcp_parse(l->a, nd, arena_strdup(l->a, l->dir), NULL,
 		    &ms, &l->c->nmcp, &line, why, sizeof(why))) != 0)
-			return e == -E_INVAL ? bad(l, e, line, "%s", why) : e;
+			return e != -E_INVAL ? e : cfg_bad(l, e, line, "%s",
+			    why);
 		l->c->mcp = ms;
 		return 0;
 	}
-#endif
 	case K_PRICES:
 		return set_prices(l, k, nd);
 	default:
@@ -672,7 +673,7 @@ set(struct ld *l, const struct key *k, const struct fm_node *nd)
 		return must(l, k, nd);
 	switch (k->type) {
 	case K_STR: case K_PATH: ok = 1; break;
-	case K_URL: ok = is_url(nd->s); break;
+	case K_URL: ok = cfg_is_url(nd->s); break;
 	case K_ENV: ok = is_env_name(nd->s); break;
 	case K_PROVIDER: ok = is_provider(nd->s); break;
 	case K_USER: ok = is_user(nd->s); break;
@@ -722,14 +723,16 @@ set(struct ld *l, const struct key *k, const struct fm_node *nd)
 	}
 	if (!ok)
 		return must(l, k, nd);
-	s = k->type == K_PATH ? resolve(l, nd->s) : arena_strdup(l->a, nd->s);
+	s = k->type == K_PATH ? cfg_resolve(l, nd->s) :
+	    arena_strdup(l->a, nd->s);
 	if ((*(const char **)f = s) == NULL)
 		return -E_NOMEM;
 	return 0;
 }
 
-static int
-find_key(const char *name)
+/* see crew.h */
+int
+cfg_find_key(const char *name)
 {
 	size_t i;
 
@@ -742,7 +745,7 @@ find_key(const char *name)
 /* The keys of one map; sections are one level deep, so this recurses
  * once at most. */
 static int
-walk(struct ld *l, const struct fm_node *map, const char *prefix)
+walk(struct cfg_ld *l, const struct fm_node *map, const char *prefix)
 {
 	const struct fm_node *nd;
 	char name[80];
@@ -751,22 +754,25 @@ walk(struct ld *l, const struct fm_node *map, const char *prefix)
 	for (nd = map->kids; nd != NULL; nd = nd->next) {
 		snprintf(name, sizeof(name), "%s%s", prefix, nd->key);
 		if (strcmp(name, "api_key") == 0)
-			return bad(l, -E_INVAL, nd->line, "unknown key 'api_key': "
-			    "keep the key in the environment and name its "
-			    "variable in api_key_env");
-		if (strchr(nd->key, '.') != NULL || (i = find_key(name)) < 0)
-			return bad(l, -E_INVAL, nd->line, "unknown key '%.60s'",
-			    name);
+			return cfg_bad(l, -E_INVAL, nd->line,
+			    "unknown key 'api_key': keep the key in the "
+			    "environment and name its variable in api_key_env");
+		if (strchr(nd->key, '.') != NULL ||
+		    (i = cfg_find_key(name)) < 0)
+			return cfg_bad(l, -E_INVAL, nd->line,
+			    "unknown key '%.60s'", name);
+		if (keys[i].type == K_OFF)
+			return cfg_bad(l, -E_INVAL, nd->line,
+			    "'%s': not in this build (%s=0)", name,
+			    switches[keys[i].min]);
 		if (fm_is_null(nd))
 			continue;
 		if (keys[i].type == K_SECTION) {
 			if (nd->kind != FM_MAP)
 				return must(l, &keys[i], nd);
 			snprintf(name, sizeof(name), "%s.", keys[i].name);
-#if HAVE_EVAL
-			if (strcmp(name, "cache.") == 0)
+			if (HAVE_EVAL && strcmp(name, "cache.") == 0)
 				l->c->cache.on = 1;
-#endif
 			if ((e = walk(l, nd, name)) != 0)
 				return e;
 			continue;
@@ -784,20 +790,19 @@ walk(struct ld *l, const struct fm_node *map, const char *prefix)
 	return 0;
 }
 
-static void
-set_src(struct cfg *c, const char *key, const char *src)
+/* see crew.h */
+void
+cfg_set_src(struct cfg *c, const char *key, const char *src)
 {
-	int i = find_key(key);
+	int i = cfg_find_key(key);
 
 	if (i >= 0)
 		c->src[i] = src;
 }
 
-/* An AGENTS.md: optional front-matter (name, description, model,
- * skill_mode), then the instructions. Messages name the agents file.
- * Another crew agent's front-matter is not read (l->other). */
-static int
-load_agents(struct ld *l)
+/* see crew.h */
+int
+cfg_load_agents(struct cfg_ld *l)
 {
 	const char *path = l->c->agents_file, *cfile = l->file;
 	struct fm_node *root, *nd;
@@ -808,42 +813,41 @@ load_agents(struct ld *l)
 	size_t n;
 	int e;
 
-	if ((e = read_file(l, path, CFG_AGENTS_MAX, &text, &n)) != 0)
-		return e == -E_NOMEM ? e : bad(l, e, l->agents_line,
+	if ((e = cfg_read_file(l, path, CFG_AGENTS_MAX, &text, &n)) != 0)
+		return e == -E_NOMEM ? e : cfg_bad(l, e, l->agents_line,
 		    "agents_file '%s': %s", path,
-		    read_why(e, CFG_AGENTS_MAX, why, sizeof(why)));
+		    cfg_read_why(e, CFG_AGENTS_MAX, why, sizeof(why)));
 	l->file = path;
 	body = (struct str){ text, n };
 	if ((e = fm_split(text, n, &yaml, &yl, &body, &bl)) == -E_PARSE)
-		return bad(l, -E_PARSE, yl, "front-matter opened on line %u is "
-		    "not closed with ---", yl - 1);
+		return cfg_bad(l, -E_PARSE, yl, "front-matter opened on line "
+		    "%u is not closed with ---", yl - 1);
 	if (e == 0 && !(HAVE_CREW && l->other)) {
 		if ((e = fm_parse(&l->tmp, yaml.p, yaml.n, yl, &root,
 		    &fe)) != 0)
-			return e == -E_NOMEM ? e : bad(l, -E_PARSE, fe.line,
+			return e == -E_NOMEM ? e : cfg_bad(l, -E_PARSE, fe.line,
 			    "%s", fe.msg);
 		if (root->kind != FM_MAP && root->kind != FM_NULL)
-			return bad(l, -E_INVAL, root->line, "front-matter must "
-			    "be a map of keys");
+			return cfg_bad(l, -E_INVAL, root->line,
+			    "front-matter must be a map of keys");
 		for (nd = root->kind == FM_MAP ? root->kids : NULL; nd != NULL;
 		    nd = nd->next) {
 			if (fm_is_null(nd))
 				continue;
-#if HAVE_CREW
 			/* "openai/M": another runtime's name (crew_model). */
-			if (l->crew && strcmp(nd->key, "model") == 0) {
+			if (HAVE_CREW && l->crew &&
+			    strcmp(nd->key, "model") == 0) {
 				if (nd->kind == FM_SCALAR)
 					l->crew_model = arena_strdup(l->a,
 					    nd->s);
 				continue;
 			}
-#endif
 			if (strcmp(nd->key, "model") == 0 ||
 			    strcmp(nd->key, "skill_mode") == 0) {
-				if ((e = set(l, &keys[find_key(nd->key)],
+				if ((e = set(l, &keys[cfg_find_key(nd->key)],
 				    nd)) != 0)
 					return e;
-				set_src(l->c, nd->key, path);
+				cfg_set_src(l->c, nd->key, path);
 			} else if (strcmp(nd->key, "name") != 0 &&
 			    strcmp(nd->key, "description") != 0)
 				log_warn("%s:%u: unknown front-matter key "
@@ -854,480 +858,14 @@ load_agents(struct ld *l)
 	body = str_trim(body);
 	if ((l->c->instructions = str_dup(l->a, body)) == NULL)
 		return -E_NOMEM;
-	set_src(l->c, "instructions", path);
+	cfg_set_src(l->c, "instructions", path);
 	l->file = cfile;
 	return 0;
 }
 
-#if HAVE_CREW
-/* --- a .skilled_crew.yaml (cfg.h) */
-
-static int
-is_crew_file(const char *path)
-{
-	static const char sfx[] = ".skilled_crew.yaml";
-	size_t n = strlen(path);
-
-	return n >= sizeof(sfx) - 1 && strcmp(path + n - (sizeof(sfx) - 1),
-	    sfx) == 0;
-}
-
-/* A string value, or NULL after the error. */
-static const char *
-crew_str(struct ld *l, const struct fm_node *nd)
-{
-	if (nd->kind == FM_SCALAR && nd->n > 0)
-		return nd->s;
-	bad(l, -E_INVAL, nd->line, "'%s' must be a string", nd->key);
-	return NULL;
-}
-
-/* A list of maps, each with exactly the string keys names[0..n); item k
- * into out[k * n ..]. The number of items, or <0 after the error. */
-static int
-crew_items(struct ld *l, const struct fm_node *nd, const char *const *names,
-    unsigned n, const char **out, unsigned max)
-{
-	const struct fm_node *it, *f;
-	unsigned k = 0, i;
-
-	if (nd->kind != FM_SEQ)
-		return bad(l, -E_INVAL, nd->line, "'%s' must be a list",
-		    nd->key);
-	for (it = nd->kids; it != NULL; it = it->next, k++) {
-		if (k == max)
-			return bad(l, -E_INVAL, it->line, "'%s': more than %u "
-			    "entries", nd->key, max);
-		if (it->kind != FM_MAP)
-			return bad(l, -E_INVAL, it->line, "an entry of '%s' must "
-			    "be a map", nd->key);
-		memset(out + k * n, 0, n * sizeof(*out));
-		for (f = it->kids; f != NULL; f = f->next) {
-			for (i = 0; i < n && strcmp(f->key, names[i]) != 0; i++)
-				;
-			if (i == n)
-				return bad(l, -E_INVAL, f->line, "unknown key "
-				    "'%s.%.40s'", nd->key, f->key);
-			if ((out[k * n + i] = crew_str(l, f)) == NULL)
-				return -E_INVAL;
-		}
-		for (i = 0; i < n; i++)
-			if (out[k * n + i] == NULL)
-				return bad(l, -E_INVAL, it->line, "an entry of "
-				    "'%s' needs %s", nd->key, names[i]);
-	}
-	return (int)k;
-}
-
-#if HAVE_MCP
-static struct fm_node *
-crew_node(struct ld *l, struct fm_node *up, enum fm_kind kind,
-    const char *key, const char *s)
-{
-	struct fm_node *nd, **p;
-
-	if ((nd = arena_zalloc(&l->tmp, sizeof(*nd))) == NULL)
-		return NULL;
-	nd->kind = kind;
-	nd->key = key;
-	nd->s = s;
-	nd->n = s != NULL ? strlen(s) : 0;
-	nd->line = 1;
-	for (p = &up->kids; *p != NULL; p = &(*p)->next)
-		;
-	*p = nd;
-	up->nkids++;
-	return nd;
-}
-
-/* A JSON string, or NULL (after the error when it is not one). */
-static char *
-crew_jstr(struct ld *l, const struct json_doc *d, int t, const char *path,
-    const char *what)
-{
-	char *s = NULL;
-
-	if (d->t[t].type != JSON_STR || json_str(d, &l->tmp, t, &s, NULL) != 0)
-		bad(l, -E_INVAL, 0, "%s: '%s' must be a string", path, what);
-	return s;
-}
-
-/* Each string of JSON array or object t (an object's as "KEY=VALUE") as
- * a scalar in seq. */
-static int
-crew_strs(struct ld *l, const struct json_doc *d, int t, struct fm_node *seq,
-    const char *path)
-{
-	int obj = d->t[t].type == JSON_OBJ, i;
-	char *k, *s;
-
-	for (i = t + 1; i < json_skip(d, t); i = json_skip(d, i + obj)) {
-		if ((s = crew_jstr(l, d, i + obj, path, seq->key)) == NULL)
-			return -E_INVAL;
-		if (obj && (json_str(d, &l->tmp, i, &k, NULL) != 0 ||
-		    (s = arena_printf(&l->tmp, "%s=%s", k, s)) == NULL))
-			return -E_NOMEM;
-		if (crew_node(l, seq, FM_SCALAR, NULL, s) == NULL)
-			return -E_NOMEM;
-	}
-	return 0;
-}
-
-/* An MCP server's JSON file ({name, type, command, args, env, cwd}) as the
- * map mcp_parse reads: its tools for `agents` (NULL: the entry agent).
- * The server goes to v[*n]. */
-static int
-crew_mcp(struct ld *l, const char *rel, struct fm_node *agents,
-    struct mcp_server *v, unsigned *n, unsigned line)
-{
-	struct fm_node top, *srv, *nd;
-	struct mcp_server *ms;
-	struct json_doc d;
-	const char *path = resolve(l, rel), *base;
-	char *text, why[200], *k, *s, *p;
-	int e, t, args = -1, env = -1;
-	unsigned cnt, eline;
-	size_t len;
-
-	if (path == NULL)
-		return -E_NOMEM;
-	if (*n == MCP_MAX_SERVERS)
-		return bad(l, -E_INVAL, line, "more than %d MCP servers",
-		    MCP_MAX_SERVERS);
-	if ((e = read_file(l, path, 64u << 10, &text, &len)) != 0)
-		return e == -E_NOMEM ? e : bad(l, e, line, "MCP server file "
-		    "'%s': %s", path, read_why(e, 64u << 10, why, sizeof(why)));
-	if ((e = json_parse(&l->tmp, text, len, 1024, &d)) != 0 ||
-	    d.t[0].type != JSON_OBJ)
-		return e == -E_NOMEM ? e : bad(l, -E_PARSE, line, "%s: not a "
-		    "JSON object", path);
-	memset(&top, 0, sizeof(top));
-	top.kind = FM_MAP;
-	base = strrchr(path, '/') + 1;
-	if ((srv = crew_node(l, &top, FM_MAP, arena_strndup(&l->tmp, base,
-	    strcspn(base, ".")), NULL)) == NULL || srv->key == NULL ||
-	    (nd = crew_node(l, srv, FM_SEQ, "command", NULL)) == NULL)
-		return -E_NOMEM;
-	for (t = 1; t < (int)d.n; t = json_skip(&d, t + 1)) {
-		if (json_str(&d, &l->tmp, t, &k, NULL) != 0)
-			return -E_NOMEM;
-		if (strcmp(k, "args") == 0 || strcmp(k, "env") == 0) {
-			if (d.t[t + 1].type != (k[0] == 'a' ? JSON_ARR :
-			    JSON_OBJ))
-				return bad(l, -E_INVAL, 0, "%s: '%s' must be %s",
-				    path, k, k[0] == 'a' ? "a list of strings" :
-				    "an object of strings");
-			*(k[0] == 'a' ? &args : &env) = t + 1;
-			continue;
-		}
-		if (strcmp(k, "name") != 0 && strcmp(k, "type") != 0 &&
-		    strcmp(k, "command") != 0 && strcmp(k, "cwd") != 0) {
-			log_warn("%s: key '%.40s' ignored", path, k);
-			continue;
-		}
-		if ((s = crew_jstr(l, &d, t + 1, path, k)) == NULL)
-			return -E_INVAL;
-		if (k[0] == 'n') {		/* '_' in tool names: '-' */
-			for (srv->key = p = s; *p != '\0'; p++)
-				*p = *p == '_' ? '-' : *p;
-		} else if (k[0] == 't' && strcmp(s, "stdio") != 0)
-			return bad(l, -E_INVAL, 0, "%s: type '%.20s': skillbox "
-			    "runs MCP servers on stdio only", path, s);
-		else if (k[1] == 'o' && crew_node(l, nd, FM_SCALAR, NULL, s) ==
-		    NULL)
-			return -E_NOMEM;
-		else if (k[1] == 'w' && crew_node(l, srv, FM_SCALAR, "root",
-		    s) == NULL)
-			return -E_NOMEM;
-	}
-	if (nd->nkids == 0)
-		return bad(l, -E_INVAL, 0, "%s: needs a command", path);
-	if ((args >= 0 && (e = crew_strs(l, &d, args, nd, path)) != 0) ||
-	    (env >= 0 && ((nd = crew_node(l, srv, FM_SEQ, "env", NULL)) ==
-	    NULL || (e = crew_strs(l, &d, env, nd, path)) != 0)))
-		return nd == NULL ? -E_NOMEM : e;
-	if (agents != NULL) {
-		if ((nd = crew_node(l, srv, FM_SEQ, "agents", NULL)) == NULL)
-			return -E_NOMEM;
-		nd->kids = agents->kids;
-		nd->nkids = agents->nkids;
-	}
-	if ((e = mcp_parse(l->a, &top, arena_strdup(l->a, l->dir), NULL, &ms,
-	    &cnt, &eline, why, sizeof(why))) != 0)
-		return e == -E_NOMEM ? e : bad(l, e, 0, "%s: %s", path, why);
-	for (t = 0; t < (int)*n; t++)
-		if (strcmp(v[t].name, ms->name) == 0)
-			return bad(l, -E_INVAL, line, "two MCP servers named "
-			    "'%s'", ms->name);
-	v[(*n)++] = *ms;
-	return 0;
-}
-#endif
-
-/* "openai/M" or "lmstudio/M": the model as the crew's own runtime names
- * it, from $SKILLET_MODEL_RUNNER, the AGENTS.md, or its default. */
-static int
-crew_model(struct ld *l, const char *path)
-{
-	struct cfg *c = l->c;
-	const char *spec = getenv("SKILLET_MODEL_RUNNER"), *base;
-	int lm;
-
-	if (spec == NULL || *spec == '\0')
-		spec = l->crew_model != NULL ? l->crew_model :
-		    "openai/gpt-4.1-nano";
-	lm = strncmp(spec, "lmstudio/", 9) == 0;
-	if ((!lm && strncmp(spec, "openai/", 7) != 0) || spec[lm ? 9 : 7] ==
-	    '\0')
-		return bad(l, -E_INVAL, 0, "model '%.60s': a crew's model is "
-		    "openai/MODEL or lmstudio/MODEL", spec);
-	base = getenv(lm ? "LMSTUDIO_BASE_URL" : "OPENAI_BASE_URL");
-	if (base == NULL || *base == '\0')
-		base = lm ? "http://localhost:1234/v1" : "https://api.openai.com";
-	if (!is_url(base))
-		return bad(l, -E_INVAL, 0, "$%s: not an http:// or https:// URL",
-		    lm ? "LMSTUDIO_BASE_URL" : "OPENAI_BASE_URL");
-	c->provider = "openai";
-	if ((c->model = arena_strdup(l->a, spec + (lm ? 9 : 7))) == NULL ||
-	    (c->base_url = arena_strdup(l->a, base)) == NULL)
-		return -E_NOMEM;
-	set_src(c, "provider", path);
-	set_src(c, "model", path);
-	set_src(c, "base_url", path);
-	return 0;
-}
-
-/* Another agent's instructions file (f: its instructionsPath) into
- * *text, read as the entry agent's is; what that left is kept. */
-static int
-crew_other(struct ld *l, const struct fm_node *f, const char **text)
-{
-	struct cfg *c = l->c;
-	const char *file = c->agents_file, *ins = c->instructions;
-	const char *src = c->src[find_key("instructions")];
-	unsigned line = l->agents_line;
-	int e;
-
-	if ((c->agents_file = resolve(l, f->s)) == NULL)
-		return -E_NOMEM;
-	l->agents_line = f->line;
-	l->other = 1;
-	e = load_agents(l);
-	*text = c->instructions;
-	l->other = 0;
-	l->agents_line = line;
-	c->agents_file = file;
-	c->instructions = ins;
-	c->src[find_key("instructions")] = src;
-	return e;
-}
-
-/* One agent of the crew: its skills (into c->skills), the entry agent's
- * instructions, and (MCP builds) its servers into v[*nv]. */
-static int
-crew_agent(struct ld *l, const struct fm_node *ag, int entry,
-    struct mcp_server *v, unsigned *nv)
-{
-	static const char *const skf[] = { "name", "folderPath" };
-	struct cfg *c = l->c;
-	const struct fm_node *f, *sk, *x;
-	const char *text;
-	const char *it[2 * CFG_MAX_DIRS];
-	int k, i, e;
-
-	if (ag->kind != FM_MAP)
-		return fm_is_null(ag) ? 0 : bad(l, -E_INVAL, ag->line, "agent "
-		    "'%.40s' must be a map", ag->key);
-	for (f = ag->kids; f != NULL; f = f->next) {
-		if (fm_is_null(f))
-			continue;
-		if (strcmp(f->key, "instructionsPath") == 0) {
-			if (crew_str(l, f) == NULL)
-				return -E_INVAL;
-			if (entry && (c->agents_file = resolve(l, f->s)) ==
-			    NULL)
-				return -E_NOMEM;
-			if (entry)
-				l->agents_line = f->line;
-		} else if (strcmp(f->key, "codeWorkerPath") == 0) {
-			if (entry)
-				return bad(l, -E_INVAL, f->line, "codeWorkerPath: "
-				    "a JavaScript module; skillbox runs agents "
-				    "of instructions and skills");
-		} else if (strcmp(f->key, "skills") == 0) {
-			if ((k = crew_items(l, f, skf, 2, it, CFG_MAX_DIRS)) < 0)
-				return k;
-			for (i = 0; i < k; i++) {
-				if (c->nskills == CFG_MAX_DIRS)
-					return bad(l, -E_INVAL, f->line, "more "
-					    "than %d skills", CFG_MAX_DIRS);
-				if ((c->skills[c->nskills++] = resolve(l,
-				    it[2 * i + 1])) == NULL)
-					return -E_NOMEM;
-			}
-		} else if (strcmp(f->key, "mcp_servers") != 0)
-			return bad(l, -E_INVAL, f->line, "unknown key '%.40s' "
-			    "in agent '%.40s'", f->key, ag->key);
-	}
-	/* Another agent's instructions: for its skills' agents. */
-	if (!entry && (f = fm_get(ag, "instructionsPath")) != NULL &&
-	    !fm_is_null(f) && (sk = fm_get(ag, "skills")) != NULL &&
-	    sk->kind == FM_SEQ) {
-		if ((e = crew_other(l, f, &text)) != 0)
-			return e;
-		for (x = sk->kids; x != NULL; x = x->next, c->nroles++) {
-			c->roles[c->nroles].skill = arena_strdup(l->a,
-			    fm_get(x, "name")->s);
-			c->roles[c->nroles].agent = arena_strdup(l->a, ag->key);
-			c->roles[c->nroles].text = text;
-		}
-	}
-	if ((f = fm_get(ag, "mcp_servers")) == NULL || fm_is_null(f))
-		return 0;
-#if HAVE_MCP
-	{
-		/* Another agent's servers: its skills' agents get them. */
-		static const char *const mcf[] = { "filePath" };
-		struct fm_node *who = NULL, seq;
-
-		sk = fm_get(ag, "skills");
-
-		if (!entry && sk != NULL && sk->kind == FM_SEQ &&
-		    sk->nkids > 0) {
-			memset(&seq, 0, sizeof(seq));
-			seq.kind = FM_SEQ;
-			who = &seq;
-			for (x = sk->kids; x != NULL; x = x->next)
-				if (crew_node(l, who, FM_SCALAR, NULL,
-				    fm_get(x, "name")->s) == NULL)
-					return -E_NOMEM;
-		}
-		if ((k = crew_items(l, f, mcf, 1, it, MCP_MAX_SERVERS)) < 0)
-			return k;
-		for (i = 0; i < k; i++)
-			if ((e = crew_mcp(l, it[i], who, v, nv, f->line)) != 0)
-				return e;
-		return 0;
-	}
-#else
-	(void)v, (void)nv, (void)e;
-	return bad(l, -E_INVAL, f->line, "mcp_servers: this skillbox is built "
-	    "without the MCP client (make MCP=1)");
-#endif
-}
-
-/* Load the crew at `path`; alone: it is the whole configuration. */
-static int
-crew_load(struct ld *l, const char *path, int alone)
-{
-	static const char *const cmf[] = { "name", "filePath" };
-	struct cfg *c = l->c;
-	struct fm_node *root, *nd, *agents = NULL, *ag;
-	const char *file = l->file, *dir = l->dir, *entry = NULL;
-	const char *it[2 * CFG_MAX_LIST];
-	struct mcp_server v[MCP_MAX_SERVERS];
-	struct fm_error fe;
-	unsigned nv = 0, i;
-	char *text, why[32];
-	size_t n;
-	int e, k;
-
-	l->file = path;
-	l->crew = 1;
-	/* As load_file reads its file: shared, it cost the router 32 bytes. */
-	if ((l->dir = file_dir(l, path)) == NULL)
-		return -E_NOMEM;
-	if ((e = read_file(l, path, CFG_FILE_MAX, &text, &n)) != 0)
-		return e == -E_NOMEM ? e : bad(l, e, 0, "%s",
-		    read_why(e, CFG_FILE_MAX, why, sizeof(why)));
-	if ((e = fm_parse(&l->tmp, text, n, 1, &root, &fe)) != 0)
-		return e == -E_NOMEM ? e : bad(l, -E_PARSE, fe.line, "%s",
-		    fe.msg);
-	if (root->kind != FM_MAP)
-		return bad(l, -E_INVAL, root->line, "a crew must be a map of "
-		    "keys");
-	c->nskills = 0;
-	for (i = 0; i < c->nmcp; i++)	/* skillbox.yaml's first */
-		v[nv++] = c->mcp[i];
-	for (nd = root->kids; nd != NULL; nd = nd->next) {
-		if (fm_is_null(nd))
-			continue;
-		if (strcmp(nd->key, "version") == 0) {
-			if (crew_str(l, nd) == NULL)
-				return -E_INVAL;
-			if (strcmp(nd->s, "1") != 0 && strncmp(nd->s, "1.", 2))
-				return bad(l, -E_INVAL, nd->line, "version "
-				    "'%.20s': skillbox reads crews of version "
-				    "1.x", nd->s);
-		} else if (strcmp(nd->key, "id") == 0 ||
-		    strcmp(nd->key, "entryPointAgent") == 0) {
-			if (crew_str(l, nd) == NULL)
-				return -E_INVAL;
-			if (nd->key[0] == 'e')
-				entry = nd->s;
-		} else if (strcmp(nd->key, "commands") == 0) {
-			if ((k = crew_items(l, nd, cmf, 2, it,
-			    CFG_MAX_LIST)) < 0)
-				return k;
-			for (c->ncmds = 0; c->ncmds < (unsigned)k; c->ncmds++) {
-				if ((c->cmds[c->ncmds].name = arena_strdup(l->a,
-				    it[2 * c->ncmds])) == NULL ||
-				    (c->cmds[c->ncmds].path = resolve(l,
-				    it[2 * c->ncmds + 1])) == NULL)
-					return -E_NOMEM;
-			}
-		} else if (strcmp(nd->key, "agents") == 0) {
-			if (nd->kind != FM_MAP)
-				return bad(l, -E_INVAL, nd->line, "'agents' must "
-				    "be a map of agents");
-			agents = nd;
-		} else if (strcmp(nd->key, "script_runtime") == 0) {
-			if ((ag = fm_get(nd, "kind")) != NULL &&
-			    ag->kind == FM_SCALAR &&
-			    strcmp(ag->s, "container") == 0)
-				log_warn("%s:%u: script_runtime container: "
-				    "scripts run in skillbox's sandbox; no "
-				    "container is built", path, ag->line);
-		} else
-			return bad(l, -E_INVAL, nd->line, "unknown key '%.60s'",
-			    nd->key);
-	}
-	if (agents == NULL || agents->nkids == 0)
-		return bad(l, -E_INVAL, 0, "a crew needs agents");
-	for (ag = agents->kids; entry != NULL && ag != NULL; ag = ag->next)
-		if (strcmp(ag->key, entry) == 0)
-			break;
-	if (ag == NULL)
-		return bad(l, -E_INVAL, 0, "entryPointAgent '%.40s' is not one "
-		    "of the agents", entry);
-	if (entry == NULL)
-		ag = agents->kids;
-	if ((e = crew_agent(l, ag, 1, v, &nv)) != 0)
-		return e;
-	for (nd = agents->kids; nd != NULL; nd = nd->next)
-		if (nd != ag && (e = crew_agent(l, nd, 0, v, &nv)) != 0)
-			return e;
-	if (nv > 0 && (c->mcp = arena_alloc(l->a, nv * sizeof(*v))) == NULL)
-		return -E_NOMEM;
-	if (nv > 0)
-		memcpy((void *)c->mcp, v, nv * sizeof(*v));
-	c->nmcp = nv;
-	set_src(c, "skills", path);
-	set_src(c, "crew", l->c->file);
-	set_src(c, "agents_file", path);
-	if (l->agents_line != 0 && (e = load_agents(l)) != 0)
-		return e;
-	if (alone && (e = crew_model(l, path)) != 0)
-		return e;
-	l->file = file;
-	l->dir = dir;
-	return 0;
-}
-#endif
-
 /* $SKILLBOX_PROVIDER, $SKILLBOX_MODEL, $SKILLBOX_BASE_URL. */
 static int
-env_overrides(struct ld *l)
+env_overrides(struct cfg_ld *l)
 {
 	static const char *const names[] = {
 		"SKILLBOX_PROVIDER", "SKILLBOX_MODEL", "SKILLBOX_BASE_URL",
@@ -1349,11 +887,11 @@ env_overrides(struct ld *l)
 		nd.s = v;
 		nd.n = strlen(v);
 		l->file = srcs[i];
-		e = set(l, &keys[find_key(ks[i])], &nd);
+		e = set(l, &keys[cfg_find_key(ks[i])], &nd);
 		l->file = file;
 		if (e != 0)
 			return e;
-		set_src(l->c, ks[i], srcs[i]);
+		cfg_set_src(l->c, ks[i], srcs[i]);
 		if (i == 0)
 			l->provider_line = 0;
 	}
@@ -1362,14 +900,14 @@ env_overrides(struct ld *l)
 
 /* The defaults that depend on the environment. */
 static int
-env_defaults(struct ld *l)
+env_defaults(struct cfg_ld *l)
 {
 	struct cfg *c = l->c;
 	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
 	const char *env = getenv("SKILLBOX_SKILLS");
 	unsigned n;
 
-	if (c->src[find_key("skills")] == NULL) {
+	if (c->src[cfg_find_key("skills")] == NULL) {
 		n = cfg_default_skill_dirs(l->a, c->skills, CFG_MAX_DIRS);
 		if (n == 0)
 			return -E_NOMEM;
@@ -1380,9 +918,9 @@ env_defaults(struct ld *l)
 		}
 		c->nskills = n;
 		if (env != NULL && strspn(env, ":") != strlen(env))
-			set_src(c, "skills", "$SKILLBOX_SKILLS");
+			cfg_set_src(c, "skills", "$SKILLBOX_SKILLS");
 	}
-	if (c->src[find_key("state_dir")] == NULL) {
+	if (c->src[cfg_find_key("state_dir")] == NULL) {
 		if (xdg != NULL && xdg[0] == '/')
 			c->state_dir = arena_printf(l->a, "%s/skillbox", xdg);
 		else if (home != NULL && home[0] == '/' && geteuid() != 0)
@@ -1391,15 +929,13 @@ env_defaults(struct ld *l)
 		if (c->state_dir == NULL)
 			return -E_NOMEM;
 	}
-#if HAVE_EVAL
-	if (c->cache.on && c->cache.dir == NULL &&
+	if (HAVE_EVAL && c->cache.on && c->cache.dir == NULL &&
 	    (c->cache.dir = arena_printf(l->a, "%s/cache", c->state_dir)) ==
 	    NULL)
 		return -E_NOMEM;
-	if (c->cache.max == 0)
+	if (HAVE_EVAL && c->cache.max == 0)
 		c->cache.max = 4u << 20;
-#endif
-	if (c->src[find_key("workspace")] == NULL &&
+	if (c->src[cfg_find_key("workspace")] == NULL &&
 	    (c->workspace = arena_printf(l->a, "%s/workspace",
 	    c->state_dir)) == NULL)
 		return -E_NOMEM;
@@ -1430,13 +966,13 @@ cfg_defaults(struct cfg *c)
 	c->limits.first_byte_s = 120;
 	c->limits.idle_s = 60;
 	c->limits.retries = 3;
-#if HAVE_ORCH
-	c->limits.depth = 3;
-	c->limits.steps = 12;
-	c->limits.step_errors = 3;
-	c->limits.plans = 3;
-	c->limits.parallel = 4;
-#endif
+	if (HAVE_ORCH) {
+		c->limits.depth = 3;
+		c->limits.steps = 12;
+		c->limits.step_errors = 3;
+		c->limits.plans = 3;
+		c->limits.parallel = 4;
+	}
 	c->serve.listen = "127.0.0.1:8080";
 	c->serve.max_conns = 64;
 	c->jobs.max_parallel = 1;
@@ -1450,10 +986,10 @@ cfg_defaults(struct cfg *c)
 	c->serve.header_s = 10;
 	c->serve.body_max = 1u << 20;
 	c->serve.idle_s = 30;
-#if HAVE_PERSIST
-	c->persist.interval = 3600;
-	c->persist.max = 4u << 20;
-#endif
+	if (HAVE_PERSIST) {
+		c->persist.interval = 3600;
+		c->persist.max = 4u << 20;
+	}
 }
 
 /* see cfg.h */
@@ -1512,52 +1048,61 @@ cfg_find(const char *path)
 	return NULL;
 }
 
-static int
-load_file(struct ld *l, const char *path)
+/* see crew.h */
+int
+cfg_read_yaml(struct cfg_ld *l, const char *path, struct fm_node **root)
 {
-	struct fm_node *root;
 	struct fm_error fe;
 	char *text, why[32];
 	size_t n;
 	int e;
 
+	if ((l->dir = file_dir(l, path)) == NULL)
+		return -E_NOMEM;
+	if ((e = cfg_read_file(l, path, CFG_FILE_MAX, &text, &n)) != 0)
+		return e == -E_NOMEM ? e : cfg_bad(l, e, 0, "%s",
+		    cfg_read_why(e, CFG_FILE_MAX, why, sizeof(why)));
+	if ((e = fm_parse(&l->tmp, text, n, 1, root, &fe)) != 0)
+		return e == -E_NOMEM ? e : cfg_bad(l, -E_PARSE, fe.line, "%s",
+		    fe.msg);
+	return 0;
+}
+
+static int
+load_file(struct cfg_ld *l, const char *path)
+{
+	struct fm_node *root;
+	int e;
+
 	if ((l->c->file = arena_strdup(l->a, path)) == NULL)
 		return -E_NOMEM;
 	l->file = l->c->file;
-	if ((l->dir = file_dir(l, path)) == NULL)
-		return -E_NOMEM;
-	if ((e = read_file(l, path, CFG_FILE_MAX, &text, &n)) != 0)
-		return e == -E_NOMEM ? e : bad(l, e, 0, "%s",
-		    read_why(e, CFG_FILE_MAX, why, sizeof(why)));
-	if ((e = fm_parse(&l->tmp, text, n, 1, &root, &fe)) != 0)
-		return e == -E_NOMEM ? e : bad(l, -E_PARSE, fe.line, "%s",
-		    fe.msg);
+	if ((e = cfg_read_yaml(l, path, &root)) != 0)
+		return e;
 	if (root->kind == FM_NULL)
 		return 0;
 	if (root->kind != FM_MAP)
-		return bad(l, -E_INVAL, root->line, "the configuration must be "
-		    "a map of keys");
+		return cfg_bad(l, -E_INVAL, root->line, "the configuration "
+		    "must be a map of keys");
 	if ((e = walk(l, root, "")) != 0)
 		return e;
 	if (l->instr_line != 0 && l->agents_line != 0)
-		return bad(l, -E_INVAL, MAX(l->instr_line, l->agents_line),
+		return cfg_bad(l, -E_INVAL, MAX(l->instr_line, l->agents_line),
 		    "give 'instructions' or 'agents_file', not both");
-#if HAVE_CREW
-	if (l->c->crew != NULL) {
+	if (HAVE_CREW && l->c->crew != NULL) {
 		if (l->instr_line != 0 || l->agents_line != 0 ||
-		    l->c->src[find_key("skills")] != NULL)
-			return bad(l, -E_INVAL, 0, "a crew gives the skills and "
-			    "the instructions: no 'skills', 'instructions' or "
-			    "'agents_file' beside 'crew'");
+		    l->c->src[cfg_find_key("skills")] != NULL)
+			return cfg_bad(l, -E_INVAL, 0, "a crew gives the "
+			    "skills and the instructions: no 'skills', "
+			    "'instructions' or 'agents_file' beside 'crew'");
 		return crew_load(l, l->c->crew, 0);
 	}
-#endif
-	return l->agents_line != 0 ? load_agents(l) : 0;
+	return l->agents_line != 0 ? cfg_load_agents(l) : 0;
 }
 
 /* A path made real where it exists (symlinks, ".."), in l->tmp. */
 static const char *
-real(struct ld *l, const char *p)
+real(struct cfg_ld *l, const char *p)
 {
 	char buf[PATH_MAX];
 
@@ -1581,7 +1126,7 @@ beneath(const char *p, const char *dir)
  * (the next run would read what the model wrote), nor lie in a folder
  * of skills or commands. */
 static int
-check_workspace(struct ld *l)
+check_workspace(struct cfg_ld *l)
 {
 	const struct cfg *c = l->c;
 	const char *ws = real(l, c->workspace), *p[5 + CFG_MAX_DIRS];
@@ -1609,7 +1154,7 @@ check_workspace(struct ld *l)
 	if (i == n)
 		return 0;
 	l->file = cfg_source(c, "workspace");
-	return bad(l, -E_INVAL, 0, "workspace %s %s %s (%s): the model "
+	return cfg_bad(l, -E_INVAL, 0, "workspace %s %s %s (%s): the model "
 	    "writes the workspace; give it a folder of its own", c->workspace,
 	    beneath(p[i], ws) ? "holds" : "is inside", name[i], p[i]);
 }
@@ -1619,7 +1164,7 @@ int
 cfg_load(struct cfg *c, struct arena *a, const char *path, char *err,
     size_t errlen)
 {
-	struct ld l;
+	struct cfg_ld l;
 	const char *file = cfg_find(path);
 	int e = 0;
 
@@ -1632,18 +1177,18 @@ cfg_load(struct cfg *c, struct arena *a, const char *path, char *err,
 	if (errlen > 0)
 		err[0] = '\0';
 	arena_init(&l.tmp, "cfg");
-#if HAVE_CREW
-	if (file != NULL && is_crew_file(file)) {
+	if (file != NULL && crew_is_file(file)) {
 		if ((l.file = c->file = c->crew = arena_strdup(a, file)) ==
 		    NULL)
 			e = -E_NOMEM;
+		else if (!HAVE_CREW)
+			e = cfg_bad(&l, -E_INVAL, 0, "a crew: not in this build "
+			    "(CREW=0)");
 		else
 			e = crew_load(&l, file, 1);
 		if (e != 0)
 			goto out;
-	} else
-#endif
-	if (file != NULL && (e = load_file(&l, file)) != 0)
+	} else if (file != NULL && (e = load_file(&l, file)) != 0)
 		goto out;
 	if ((e = env_overrides(&l)) != 0 || (e = env_defaults(&l)) != 0)
 		goto out;
@@ -1652,8 +1197,8 @@ cfg_load(struct cfg *c, struct arena *a, const char *path, char *err,
 	if (strcmp(c->provider, "offline") != 0 && c->model == NULL) {
 		if (l.provider_line == 0)
 			l.file = cfg_source(c, "provider");
-		e = bad(&l, -E_INVAL, l.provider_line, "provider '%s' needs a "
-		    "model", c->provider);
+		e = cfg_bad(&l, -E_INVAL, l.provider_line, "provider '%s' "
+		    "needs a model", c->provider);
 	}
 out:
 	if (e == -E_NOMEM && errlen > 0)
@@ -1667,9 +1212,9 @@ out:
 const char *
 cfg_source(const struct cfg *c, const char *key)
 {
-	int i = find_key(key);
+	int i = cfg_find_key(key);
 
-	if (i < 0 || keys[i].type == K_SECTION)
+	if (i < 0 || keys[i].type == K_SECTION || keys[i].type == K_OFF)
 		return NULL;
 	return c->src[i] != NULL ? c->src[i] : "default";
 }

@@ -43,7 +43,7 @@
  *	  - { event: pre_tool_use, match: NAME, command: LINE | url: URL |
  *	      pending: true, timeout: 10 }
  *	mcp_servers:                  # MCP=1 builds: MCP servers' tools;
- *	  NAME: { command: [PROG, ARG...], agents: [entry], ... }  # mcp.h
+ *	  NAME: { command: [PROG, ARG...], agents: [entry], ... }  # mcp_spec.h
  *	limits:
  *	  turns: 20                   # model calls per user turn, 1..1000
  *	  time: 300                   # seconds per user turn
@@ -194,7 +194,7 @@ struct cfg {
 	unsigned	 napprove;
 	const struct hook *hooks;
 	unsigned	 nhooks;
-	const struct mcp_server *mcp;	/* MCP=1 builds (mcp.h) */
+	const struct mcp_server *mcp;	/* MCP=1 builds (mcp_spec.h) */
 	unsigned	 nmcp;
 	struct {
 		unsigned	turns, time_s, tool_timeout_s, compact_after;

@@ -138,6 +138,18 @@ str_eqz(struct str a, const char *z)
 	return str_eq(a, str_z(z));
 }
 
+/* see str.h */
+int
+str_in(const char *const *v, size_t n, const char *s)
+{
+	size_t i;
+
+	for (i = 0; v != NULL && i < n && v[i] != NULL; i++)
+		if (strcmp(v[i], s) == 0)
+			return 1;
+	return 0;
+}
+
 int
 str_has_prefix(struct str s, const char *prefix)
 {

@@ -1,5 +1,5 @@
 /* cmd.h - what the applets share: exit codes, the applet signature and
- * start-up helpers. Only main.c and cmd_*.c include this. */
+ * the helpers in cmd.c. Only main.c, cmd.c and cmd_*.c include this. */
 #ifndef CMD_H
 #define CMD_H
 
@@ -11,7 +11,8 @@
 enum {
 	EXIT_OK		= 0,
 	EXIT_FAIL	= 1,	/* the work failed: invalid skill, error */
-	EXIT_USAGE	= 2,	/* bad command line */
+	EXIT_USAGE	= 2,	/* bad command line, or an applet
+				 * left out of this build */
 	EXIT_NOMEM	= 3,	/* the memory budget ran out */
 	EXIT_LIMIT	= 4,	/* a limit stopped the turn */
 	EXIT_WAIT	= 5,	/* the turn waits on a person's answer */
@@ -35,6 +36,11 @@ int	cmd_nomem(const char *doing);
 /* Print the applet's help (from its opening comment) to stdout. */
 int	cmd_help(const char *applet);
 
+/* An applet of a feature left out (main.c's table) says so, naming the
+ * switch: "skillbox: mcp: not in this build (MCP=0)". Returns EXIT_USAGE:
+ * this binary has no such applet. */
+int	cmd_off(const char *applet, const char *sw);
+
 /* Report a usage error and point to --help; returns EXIT_USAGE. */
 int	cmd_usage(const char *applet, const char *fmt, ...) ATTR_PRINTF(2, 3);
 
@@ -56,17 +62,26 @@ struct cmd_printer {
 	char	said[160];	/* the start of the last error printed */
 };
 
-/* Load the configuration and open the agent with its session. Returns 0
- * or an exit status (the error said). */
 /* The text of run or answer: arg, or stdin without one (at most 1 MiB),
- * without its trailing line ends. 0, or the exit status to return. */
+ * without its trailing line ends, in app.perm. 0, or the exit status to
+ * return (the error said). */
 struct sbuf;
 int	cmd_read_text(const char *applet, const char *arg, struct sbuf *in);
 
+/* Load the configuration and open the agent with its session (NULL: a
+ * new one; resume: it must exist; nolog: none kept), in app.perm; its
+ * events go to printer p (set up here: json NDJSON, stream text as it
+ * comes). Returns 0 or an exit status (the error said). */
 int	cmd_agent_open(struct agent **out, const char *session, int resume,
 	    int stream, int json, int nolog, struct cmd_printer *p);
+
+/* Print the turn's final text as p prints (not again when it was
+ * streamed or said as an error); status st of the turn. */
 void	cmd_agent_answer(struct cmd_printer *p, enum agent_status st,
 	    const char *final);
+
+/* The exit status for a turn that ended with st (AG_NOMEM says so). */
+int	cmd_agent_status(enum agent_status st);
 
 /* On stderr: how to go on with the paused turn (answer or approve). */
 void	cmd_wait_hint(struct agent *ag);
@@ -76,7 +91,6 @@ void	cmd_wait_hint(struct agent *ag);
  * and anything else denies, the text being the reason. */
 enum agent_status cmd_agent_reply(struct agent *ag, const char *s, size_t n,
 	    const char **final);
-int	cmd_agent_status(enum agent_status st);
 
 int	cmd_answer(int argc, char **argv);
 int	cmd_chat(int argc, char **argv);

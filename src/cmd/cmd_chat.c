@@ -25,8 +25,8 @@
 
 #include "agent/agent.h"
 #include "cmd/cmd.h"
-#include "base/log.h"
 #include "config.h"
+#include "base/log.h"
 
 #define LINE_MAX_BYTES	(64u << 10)
 
@@ -38,9 +38,7 @@ cmd_chat(int argc, char **argv)
 		{ "json", no_argument, NULL, O_JSON },
 		{ "session", required_argument, NULL, O_SESSION },
 		{ "resume", required_argument, NULL, O_RESUME },
-#if HAVE_EVAL
 		{ "no-cache", no_argument, NULL, O_NOCACHE },
-#endif
 		{ "stream", no_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -60,9 +58,10 @@ cmd_chat(int argc, char **argv)
 		case O_JSON: json = 1; break;
 		case O_SESSION: session = optarg; break;
 		case O_RESUME: session = optarg; resume = 1; break;
-#if HAVE_EVAL
-		case O_NOCACHE: setenv("SKILLBOX_NO_CACHE", "1", 1); break;
-#endif
+		case O_NOCACHE:	/* no cache without EVAL: nothing to skip */
+			if (HAVE_EVAL)
+				setenv("SKILLBOX_NO_CACHE", "1", 1);
+			break;
 		case 'h': return cmd_help("chat");
 		default: return cmd_usage("chat", "bad option");
 		}

@@ -214,9 +214,8 @@ put_settings(struct out *o)
 	put_str(o, "state_dir", c->state_dir, "");
 	put_str(o, "workspace", c->workspace, "");
 	put_str(o, "commands_dir", c->commands_dir, "none");
-#if HAVE_CREW
-	put_str(o, "crew", c->crew, "none");
-#endif
+	if (HAVE_CREW)
+		put_str(o, "crew", c->crew, "none");
 	put_str(o, "agents_file", c->agents_file, "none");
 	begin(o, "instructions");
 	if (o->json && c->instructions != NULL)
@@ -251,13 +250,13 @@ put_settings(struct out *o)
 	put_num(o, "limits.first_byte_timeout", c->limits.first_byte_s, NULL);
 	put_num(o, "limits.idle_timeout", c->limits.idle_s, NULL);
 	put_num(o, "limits.retries", c->limits.retries, NULL);
-#if HAVE_ORCH
-	put_num(o, "limits.depth", c->limits.depth, NULL);
-	put_num(o, "limits.steps", c->limits.steps, NULL);
-	put_num(o, "limits.step_errors", c->limits.step_errors, NULL);
-	put_num(o, "limits.plans", c->limits.plans, NULL);
-	put_num(o, "limits.parallel", c->limits.parallel, NULL);
-#endif
+	if (HAVE_ORCH) {
+		put_num(o, "limits.depth", c->limits.depth, NULL);
+		put_num(o, "limits.steps", c->limits.steps, NULL);
+		put_num(o, "limits.step_errors", c->limits.step_errors, NULL);
+		put_num(o, "limits.plans", c->limits.plans, NULL);
+		put_num(o, "limits.parallel", c->limits.parallel, NULL);
+	}
 	put_prices(o);
 	put_list(o, "sandbox.allow", c->sandbox.allow, c->sandbox.nallow,
 	    "any (no narrowing)");
@@ -283,11 +282,11 @@ put_settings(struct out *o)
 	    "server leaves, shared by max_turns)");
 	put_str(o, "serve.tls_cert", c->serve.tls_cert, "none");
 	put_str(o, "serve.log", c->serve.syslog ? "syslog" : "stderr", "");
-#if HAVE_PERSIST
-	put_str(o, "persist.dir", c->persist.dir, "none (off)");
-	put_num(o, "persist.interval", c->persist.interval, NULL);
-	put_size(o, "persist.max", c->persist.max, NULL);
-#endif
+	if (HAVE_PERSIST) {
+		put_str(o, "persist.dir", c->persist.dir, "none (off)");
+		put_num(o, "persist.interval", c->persist.interval, NULL);
+		put_size(o, "persist.max", c->persist.max, NULL);
+	}
 }
 
 /* Only whether the key is there, and where: never the key. */

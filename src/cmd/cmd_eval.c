@@ -29,9 +29,6 @@
  * --no-cache        ask the model even when the response cache has it
  * Exit status: 0 enough cases passed, 1 fewer than the threshold, 2 usage
  * or a malformed evals file (file:line says where). */
-#include "config.h"
-
-#if HAVE_EVAL
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -776,4 +773,3 @@ cmd_eval(int argc, char **argv)
 	return (unsigned long)passed * 100 < threshold * n ? EXIT_FAIL :
 	    EXIT_OK;
 }
-#endif /* HAVE_EVAL */

@@ -66,9 +66,6 @@
 #include "fmt/json.h"
 #include "base/log.h"
 #include "base/str.h"
-#include "config.h"
-
-#if HAVE_JOBS
 #include "serve/jobs.h"
 #include "fmt/schedule.h"
 #include "session/slog.h"
@@ -606,9 +603,10 @@ worker(unsigned id)
 	}
 	if (board_lock(&board) != 0)
 		return 1;
-	e = st == AG_WAIT ? board_pause(&board, id, agent_approval(ag) ?
-	    JOB_WAIT_APPROVAL : JOB_WAIT_QUESTION, final, now()) :
-	    board_finish(&board, id, out, final, now());
+	/* (AG_WAIT comes from a turn: ag is not NULL then) */
+	e = st == AG_WAIT && ag != NULL ? board_pause(&board, id,
+	    agent_approval(ag) ? JOB_WAIT_APPROVAL : JOB_WAIT_QUESTION, final,
+	    now()) : board_finish(&board, id, out, final, now());
 	board_unlock(&board);
 	if (ag != NULL)
 		agent_close(ag);
@@ -741,12 +739,10 @@ jobs_main(const char *sub, struct jopt *o, int argc, char **argv)
 	board_unlock(&board);
 	return r;
 }
-#endif
 
 int
 cmd_jobs(int argc, char **argv)
 {
-#if HAVE_JOBS
 	static const struct option lo[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "all", no_argument, NULL, 'a' },
@@ -808,8 +804,4 @@ cmd_jobs(int argc, char **argv)
 		}
 	}
 	return jobs_main(sub, &o, argc - optind, argv + optind);
-#else
-	(void)argc, (void)argv;
-	return EXIT_FAIL;	/* not an applet without JOBS (main.c) */
-#endif
 }

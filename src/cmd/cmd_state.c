@@ -16,8 +16,6 @@
  * sync from cron or the init script's stop for other uses. Without
  * persist.dir, sync and restore say so and do nothing.
  * Exit status: 0 ok (or persistence off), 1 an I/O error, 2 usage. */
-#include "config.h"
-#if HAVE_PERSIST
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -153,4 +151,3 @@ cmd_state(int argc, char **argv)
 	}
 	return EXIT_OK;
 }
-#endif

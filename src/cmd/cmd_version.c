@@ -3,7 +3,8 @@
  * Prints the skillbox version, the architecture and board it was built for,
  * the build date (the date of the last commit; certificate time checks use
  * it as the earliest plausible time) and the versions of the libraries
- * compiled in, and whether `serve` can speak HTTPS (SERVE_TLS). */
+ * compiled in, then a line per feature: what it adds, or "no (MCP=0)"
+ * when the build left it out (make MCP=0). */
 #include <stdio.h>
 
 #include "cmd/cmd.h"
@@ -26,21 +27,18 @@ cmd_version(int argc, char **argv)
 	    MUSL_VERSION, BEARSSL_VERSION, fm_version(), JSMN_VERSION);
 	printf("protocols: openai (chat), responses, anthropic, "
 	    "ollama; TLS 1.2\n");
-	printf("serve: HTTP/1.1%s\n", HAVE_SERVE_TLS ? ", HTTPS (TLS 1.2)" :
-	    " (no HTTPS: SERVE_TLS=0)");
-	printf("orchestration: %s\nhooks: %s\n", HAVE_ORCH ? "oskill.md "
-	    "(SOP plans, loops)" : "no (ORCH=0)", HAVE_HOOKS ? "command, "
-	    "http" : "no (HOOKS=0)");
-	/* Later features: a line only when in (the router's bytes). */
-	if (HAVE_EVAL)
-		printf("eval: evals, response cache\n");
-	if (HAVE_JOBS)
-		printf("jobs: board, schedules, run-due\n");
-	if (HAVE_MCP)
-		printf("mcp: stdio servers, in the sandbox\n");
-	if (HAVE_CREW)
-		printf("crew: .skilled_crew.yaml\n");
-	if (HAVE_PERSIST)
-		printf("persist: sessions to flash (skillbox state)\n");
+	/* A line per feature: what it does, or the switch that left it out
+	 * (only the text the build needs is in the binary). */
+	printf("serve: HTTP/1.1, %s\norchestration: %s\nhooks: %s\n"
+	    "mcp: %s\neval: %s\npersist: %s\njobs: %s\ncrew: %s\n",
+	    HAVE_SERVE_TLS ? "HTTPS (TLS 1.2)" : "no HTTPS (SERVE_TLS=0)",
+	    HAVE_ORCH ? "oskill.md (SOP plans, loops)" : "no (ORCH=0)",
+	    HAVE_HOOKS ? "command, http" : "no (HOOKS=0)",
+	    HAVE_MCP ? "stdio servers, in the sandbox" : "no (MCP=0)",
+	    HAVE_EVAL ? "evals, response cache" : "no (EVAL=0)",
+	    HAVE_PERSIST ? "sessions to flash (skillbox state)" :
+	    "no (PERSIST=0)",
+	    HAVE_JOBS ? "board, schedules, run-due" : "no (JOBS=0)",
+	    HAVE_CREW ? ".skilled_crew.yaml" : "no (CREW=0)");
 	return EXIT_OK;
 }

@@ -4,44 +4,50 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/cfg.h"
 #include "cmd/cmd.h"
 #include "help.h"
 #include "helpz.h"
 #include "base/log.h"
-#include "skill/skill.h"
+#include "base/str.h"
 #include "config.h"
 
 struct app app;
 
 struct applet {
 	const char	*name;
-	int		(*fn)(int, char **);
-	const char	*summary;
+	int		(*fn)(int, char **);	/* NULL: left out of this build */
+	const char	*summary;		/* then its switch */
 	unsigned	 help;		/* which text of help_lz */
 };
 
-/* Sorted by name. */
+/* Sorted by name. An applet of a feature left out (make EVAL=0) stays,
+ * to say so: OFF(name, switch). */
+#define OFF(n, s)	{ n, NULL, s, 0 }
 static const struct applet applets[] = {
 	{ "answer", cmd_answer, SUMMARY_ANSWER, HELP_ANSWER },
 	{ "chat", cmd_chat, SUMMARY_CHAT, HELP_CHAT },
 	{ "config", cmd_config, SUMMARY_CONFIG, HELP_CONFIG },
 #if HAVE_EVAL
 	{ "eval", cmd_eval, SUMMARY_EVAL, HELP_EVAL },
+#else
+	OFF("eval", "EVAL"),
 #endif
 	{ "exec", cmd_exec, SUMMARY_EXEC, HELP_EXEC },
 #if HAVE_JOBS
 	{ "jobs", cmd_jobs, SUMMARY_JOBS, HELP_JOBS },
+#else
+	OFF("jobs", "JOBS"),
 #endif
 	{ "llm", cmd_llm, SUMMARY_LLM, HELP_LLM },
 #if HAVE_MCP
 	{ "mcp", cmd_mcp, SUMMARY_MCP, HELP_MCP },
+#else
+	OFF("mcp", "MCP"),
 #endif
 	{ "run", cmd_run, SUMMARY_RUN, HELP_RUN },
 	{ "sandbox", cmd_sandbox, SUMMARY_SANDBOX, HELP_SANDBOX },
@@ -50,6 +56,8 @@ static const struct applet applets[] = {
 	{ "skills", cmd_skills, SUMMARY_SKILLS, HELP_SKILLS },
 #if HAVE_PERSIST
 	{ "state", cmd_state, SUMMARY_STATE, HELP_STATE },
+#else
+	OFF("state", "PERSIST"),
 #endif
 	{ "version", cmd_version, SUMMARY_VERSION, HELP_VERSION },
 };
@@ -75,7 +83,9 @@ usage(FILE *f)
 	    "Run LLM agents built from skills, in one static binary.\n\n"
 	    "Applets:\n");
 	for (i = 0; i < ARRAY_LEN(applets); i++)
-		fprintf(f, "  %-10s %s\n", applets[i].name, applets[i].summary);
+		if (applets[i].fn != NULL)
+			fprintf(f, "  %-10s %s\n", applets[i].name,
+			    applets[i].summary);
 	fprintf(f,
 	    "\nOptions (before the applet):\n"
 	    "  -c, --config FILE  skillbox.yaml (default $SKILLBOX_CONFIG,\n"
@@ -88,9 +98,9 @@ usage(FILE *f)
 	    "      --stats        print memory use at exit\n"
 	    "  -h, --help         this text; `skillbox APPLET --help` for one\n"
 	    "  -V, --version      same as `skillbox version`\n"
-	    "\nExit status: 0 ok, 1 failure, 2 usage error, 3 memory budget "
-	    "exhausted,\n4 a limit (turns, time, tokens, budget) stopped the "
-	    "turn.\n", MEM_DEFAULT >> 10);
+	    "\nExit status: 0 ok, 1 failure, 2 usage error (or an applet not "
+	    "in this build),\n3 memory budget exhausted, 4 a limit (turns, "
+	    "time, tokens, budget)\nstopped the turn.\n", MEM_DEFAULT >> 10);
 }
 
 int
@@ -111,62 +121,6 @@ cmd_help(const char *name)
 		p += strlen(p) + 1;
 	fputs(p, stdout);
 	return EXIT_OK;
-}
-
-int
-cmd_usage(const char *applet, const char *fmt, ...)
-{
-	char msg[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	log_err("%s%s%s", applet ? applet : "", applet ? ": " : "", msg);
-	fprintf(stderr, "Try 'skillbox %s%s--help'.\n", applet ? applet : "",
-	    applet ? " " : "");
-	return EXIT_USAGE;
-}
-
-int
-cmd_nomem(const char *doing)
-{
-	log_err("memory budget of %zu KiB exhausted while %s (%zu KiB in use "
-	    "when a request for %zu bytes failed); raise it with --memory",
-	    mem_budget() >> 10, doing, mem_failed_used() >> 10,
-	    mem_failed_request());
-	return EXIT_NOMEM;
-}
-
-int
-cmd_default_roots(const char *applet, const char **roots, unsigned *n)
-{
-	unsigned k = cfg_default_skill_dirs(&app.perm, roots, SKILL_MAX_ROOTS);
-
-	if (k == 0)
-		return cmd_nomem("listing the skills folders");
-	if (k > SKILL_MAX_ROOTS)
-		return cmd_usage(applet, "at most %d skills folders",
-		    SKILL_MAX_ROOTS);
-	*n = k;
-	return 0;
-}
-
-int
-cmd_write(int fd, const char *buf, size_t n)
-{
-	ssize_t r;
-
-	while (n > 0) {
-		r = write(fd, buf, n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -E_IO;
-		buf += r;
-		n -= (size_t)r;
-	}
-	return 0;
 }
 
 /* Peak resident set of this process in KiB, from /proc (0 if unknown). */
@@ -287,6 +241,8 @@ main(int argc, char **argv)
 		log_set_level(verbose > 1 ? LOG_DEBUG : LOG_INFO);
 	if (app.quiet)
 		log_set_level(LOG_ERR);
+	if (a->fn == NULL)
+		return cmd_off(a->name, a->summary);
 	if (mem == NULL) {
 		/* A bad value here is left for the configuration check to
 		 * report with its file:line; the default applies meanwhile. */

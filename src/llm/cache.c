@@ -1,9 +1,6 @@
 /* cache.c - the response cache on disk (see cache.h). */
 #include "llm/cache.h"
 
-#include "config.h"
-
-#if HAVE_EVAL
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -127,4 +124,3 @@ cache_put(const char *dir, size_t max, const char *key, const char *p,
 	close(dfd);
 	return e;
 }
-#endif /* HAVE_EVAL */

@@ -397,6 +397,50 @@ llm_decode(const struct llm_proto *p, struct arena *a, int stream,
 
 /* see llm.h */
 void
+llm_put_messages(struct json_writer *w, const struct llm_req *q,
+    enum llm_chat_style style,
+    void (*put_call)(struct json_writer *, const struct llm_call *))
+{
+	const struct llm_msg *m;
+	int ollama = style == LLM_CHAT_OLLAMA;
+	unsigned i;
+
+	json_key(w, "messages");
+	json_begin_arr(w);
+	if (q->system != NULL) {
+		json_begin_obj(w);
+		json_kstr(w, "role", "system");
+		json_kstr(w, "content", q->system);
+		json_end_obj(w);
+	}
+	for (m = q->msgs; m != NULL; m = m->next) {
+		json_begin_obj(w);
+		json_kstr(w, "role", m->role == LLM_USER ? "user" :
+		    m->role == LLM_TOOL ? "tool" : "assistant");
+		if (m->role == LLM_TOOL && !ollama)
+			json_kstr(w, "tool_call_id", m->call_id);
+		json_key(w, "content");
+		if (!ollama && m->role == LLM_ASSISTANT && m->text_len == 0 &&
+		    m->ncalls > 0)
+			json_put_null(w);
+		else
+			json_put_strn(w, m->text, m->text_len);
+		if (m->role == LLM_TOOL && ollama && m->tool_name != NULL)
+			json_kstr(w, "tool_name", m->tool_name);
+		if (m->role == LLM_ASSISTANT && m->ncalls > 0) {
+			json_key(w, "tool_calls");
+			json_begin_arr(w);
+			for (i = 0; i < m->ncalls; i++)
+				put_call(w, &m->calls[i]);
+			json_end_arr(w);
+		}
+		json_end_obj(w);
+	}
+	json_end_arr(w);
+}
+
+/* see llm.h */
+void
 llm_put_tools(struct json_writer *w, const struct llm_req *q,
     enum llm_tools_style style)
 {
@@ -478,10 +522,8 @@ struct llm_client {
 						 * alive connection closed */
 	int			 timed_out;	/* the deadline ended llm_send */
 	const struct llm_sink	*user_sink;
-#if HAVE_EVAL
 	struct sbuf		*rec;		/* the reply body, for the cache */
 	int			 cached;	/* see llm_cached */
-#endif
 	char			 why[320];
 };
 
@@ -820,10 +862,8 @@ attempt(struct llm_client *cl, struct arena *a, struct arena *tmp,
 		goto out;
 	}
 	while ((n = http_read_body(&cl->hc, buf, sizeof(buf))) > 0) {
-#if HAVE_EVAL
-		if (cl->rec != NULL)
+		if (HAVE_EVAL && cl->rec != NULL)
 			sbuf_add(cl->rec, buf, (size_t)n);
-#endif
 		if ((e = dec_feed(d, buf, (size_t)n)) != 0)
 			break;
 	}
@@ -851,7 +891,6 @@ out:
 	return e;
 }
 
-#if HAVE_EVAL
 static void
 key_str(struct sha256 *h, const char *s)
 {
@@ -903,7 +942,6 @@ cache_hit(struct llm_client *cl, struct arena *a, const struct llm_req *q,
 	sbuf_release(&sb);
 	return e;
 }
-#endif
 
 /* see llm.h */
 int
@@ -919,16 +957,12 @@ llm_send(struct llm_client *cl, struct arena *a, const struct llm_req *q,
 	char *auth = NULL;
 	long wait, backoff;
 	int e, again;
-#if HAVE_EVAL
 	struct sbuf rec;
 	char key[65];
-#endif
 
 	memset(r, 0, sizeof(*r));
-#if HAVE_EVAL
 	cl->cached = -1;
 	cl->rec = NULL;
-#endif
 	if (cl->path == NULL)
 		return -E_INVAL;
 	target.path = cl->path;
@@ -945,8 +979,7 @@ llm_send(struct llm_client *cl, struct arena *a, const struct llm_req *q,
 		e = fail(cl, e, "building the request: %s", err_str(e));
 		goto out;
 	}
-#if HAVE_EVAL
-	if (cl->c.cache_dir != NULL) {
+	if (HAVE_EVAL && cl->c.cache_dir != NULL) {
 		cache_key(cl, q, &body, key);
 		if (cache_hit(cl, a, q, key, sink, r) == 0) {
 			cl->cached = 1;
@@ -957,7 +990,6 @@ llm_send(struct llm_client *cl, struct arena *a, const struct llm_req *q,
 		sbuf_init(&rec, NULL, cl->c.cache_max);
 		cl->rec = &rec;
 	}
-#endif
 	hdr[nh++] = (struct http_header){ "Content-Type", "application/json" };
 	hdr[nh++] = (struct http_header){ "Accept", q->stream ?
 	    (cl->c.proto->ndjson ? "application/x-ndjson" :
@@ -989,12 +1021,11 @@ llm_send(struct llm_client *cl, struct arena *a, const struct llm_req *q,
 		struct arena_mark m = arena_mark(&tmp);
 
 		cl->attempts++;
-#if HAVE_EVAL
-		if (cl->rec != NULL) {	/* a new attempt: a new body */
+		/* A new attempt: a new body. */
+		if (HAVE_EVAL && cl->rec != NULL) {
 			sbuf_release(cl->rec);
 			sbuf_init(cl->rec, NULL, cl->c.cache_max);
 		}
-#endif
 		e = attempt(cl, a, &tmp, q, &head, &body, r, &again, &wait);
 		arena_reset_to(&tmp, m);
 		if (e != 0 && cl->net.expired) {
@@ -1049,10 +1080,9 @@ llm_send(struct llm_client *cl, struct arena *a, const struct llm_req *q,
 		sleep_ms(backoff);
 	}
 out:
-#if HAVE_EVAL
 	/* Only a whole reply is kept: attempt() returns 0 only when the
 	 * status was 200 and the decoder saw the reply complete. */
-	if (cl->rec != NULL) {
+	if (HAVE_EVAL && cl->rec != NULL) {
 		if (e == 0) {
 			cl->cached = 0;
 			if (!rec.err)
@@ -1062,7 +1092,6 @@ out:
 		sbuf_release(&rec);
 		cl->rec = NULL;
 	}
-#endif
 	sbuf_release(&body);
 	arena_reset(&tmp);
 	return e;
@@ -1104,11 +1133,7 @@ llm_attempts(const struct llm_client *cl)
 int
 llm_cached(const struct llm_client *cl)
 {
-#if HAVE_EVAL
-	return cl->cached;
-#else
-	return -1;
-#endif
+	return HAVE_EVAL ? cl->cached : -1;
 }
 
 /* see llm.h */

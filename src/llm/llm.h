@@ -152,6 +152,17 @@ enum llm_tools_style { LLM_TOOLS_NESTED, LLM_TOOLS_FLAT, LLM_TOOLS_ANTHROPIC };
 void	llm_put_tools(struct json_writer *w, const struct llm_req *q,
 	    enum llm_tools_style style);
 
+/* The "messages" member of a Chat-style request (OpenAI Chat, Ollama):
+ * the system prompt, then each message's role and content, an
+ * assistant's tool calls each written by put_call. A tool result names
+ * its call (tool_call_id), and an assistant turn of calls alone has null
+ * content; with LLM_CHAT_OLLAMA the content is always a string and a tool
+ * result names its tool (tool_name) instead. */
+enum llm_chat_style { LLM_CHAT_OPENAI, LLM_CHAT_OLLAMA };
+void	llm_put_messages(struct json_writer *w, const struct llm_req *q,
+	    enum llm_chat_style style,
+	    void (*put_call)(struct json_writer *, const struct llm_call *));
+
 extern const struct llm_proto llm_openai, llm_responses, llm_anthropic,
     llm_ollama;
 

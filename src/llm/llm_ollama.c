@@ -32,38 +32,9 @@ put_call(struct json_writer *w, const struct llm_call *c)
 static void
 body(const struct llm_req *q, struct json_writer *w)
 {
-	const struct llm_msg *m;
-	unsigned i;
-
 	json_begin_obj(w);
 	json_kstr(w, "model", q->model);
-	json_key(w, "messages");
-	json_begin_arr(w);
-	if (q->system != NULL) {
-		json_begin_obj(w);
-		json_kstr(w, "role", "system");
-		json_kstr(w, "content", q->system);
-		json_end_obj(w);
-	}
-	for (m = q->msgs; m != NULL; m = m->next) {
-		json_begin_obj(w);
-		json_kstr(w, "role", m->role == LLM_USER ? "user" :
-		    m->role == LLM_TOOL ? "tool" : "assistant");
-		json_key(w, "content");
-		json_put_strn(w, m->text, m->text_len);
-		if (m->role == LLM_TOOL && m->tool_name != NULL) {
-			json_kstr(w, "tool_name", m->tool_name);
-		}
-		if (m->role == LLM_ASSISTANT && m->ncalls > 0) {
-			json_key(w, "tool_calls");
-			json_begin_arr(w);
-			for (i = 0; i < m->ncalls; i++)
-				put_call(w, &m->calls[i]);
-			json_end_arr(w);
-		}
-		json_end_obj(w);
-	}
-	json_end_arr(w);
+	llm_put_messages(w, q, LLM_CHAT_OLLAMA, put_call);
 	llm_put_tools(w, q, LLM_TOOLS_NESTED);
 	json_key(w, "stream");
 	json_put_bool(w, q->stream);
@@ -79,7 +50,7 @@ body(const struct llm_req *q, struct json_writer *w)
 
 /* One whole tool call into a new slot. */
 static void
-tool_call(struct llm_acc *acc, const struct json_doc *d, int tc)
+put_tool_call(struct llm_acc *acc, const struct json_doc *d, int tc)
 {
 	int fn = json_get(d, tc, "function"), t;
 	size_t idn = 0, namen = 0, n;
@@ -126,7 +97,7 @@ line(struct llm_acc *acc, const char *data, size_t n)
 	    (unsigned)d.t[arr].size : 0;
 	for (i = 0, tc = arr + 1; i < nc && !acc->err;
 	    i++, tc = json_skip(&d, tc))
-		tool_call(acc, &d, tc);
+		put_tool_call(acc, &d, tc);
 	if (json_bool(&d, json_get(&d, 0, "done"), &done) != 0 || !done)
 		return;
 	if (json_int(&d, json_get(&d, 0, "prompt_eval_count"), &v) == 0 &&

@@ -31,42 +31,9 @@ put_call(struct json_writer *w, const struct llm_call *c)
 static void
 body(const struct llm_req *q, struct json_writer *w)
 {
-	const struct llm_msg *m;
-	unsigned i;
-
 	json_begin_obj(w);
 	json_kstr(w, "model", q->model);
-	json_key(w, "messages");
-	json_begin_arr(w);
-	if (q->system != NULL) {
-		json_begin_obj(w);
-		json_kstr(w, "role", "system");
-		json_kstr(w, "content", q->system);
-		json_end_obj(w);
-	}
-	for (m = q->msgs; m != NULL; m = m->next) {
-		json_begin_obj(w);
-		json_kstr(w, "role", m->role == LLM_USER ? "user" :
-		    m->role == LLM_TOOL ? "tool" : "assistant");
-		if (m->role == LLM_TOOL) {
-			json_kstr(w, "tool_call_id", m->call_id);
-		}
-		json_key(w, "content");
-		if (m->role == LLM_ASSISTANT && m->text_len == 0 &&
-		    m->ncalls > 0)
-			json_put_null(w);
-		else
-			json_put_strn(w, m->text, m->text_len);
-		if (m->ncalls > 0) {
-			json_key(w, "tool_calls");
-			json_begin_arr(w);
-			for (i = 0; i < m->ncalls; i++)
-				put_call(w, &m->calls[i]);
-			json_end_arr(w);
-		}
-		json_end_obj(w);
-	}
-	json_end_arr(w);
+	llm_put_messages(w, q, LLM_CHAT_OPENAI, put_call);
 	llm_put_tools(w, q, LLM_TOOLS_NESTED);
 	if (q->max_tokens > 0) {
 		json_key(w, "max_tokens");
@@ -86,7 +53,8 @@ body(const struct llm_req *q, struct json_writer *w)
 
 /* One entry of tool_calls (a delta, or a whole call). */
 static void
-tool_call(struct llm_acc *acc, const struct json_doc *d, int tc, unsigned pos)
+put_tool_call(struct llm_acc *acc, const struct json_doc *d, int tc,
+    unsigned pos)
 {
 	int t, fn = json_get(d, tc, "function");
 	const char *id, *name = NULL;
@@ -155,7 +123,7 @@ choices(struct llm_acc *acc, const struct json_doc *d, const char *part)
 		if (arr >= 0 && d->t[arr].type == JSON_ARR)
 			for (i = 0, t = arr + 1; i < (unsigned)d->t[arr].size;
 			    i++, t = json_skip(d, t))
-				tool_call(acc, d, t, i);
+				put_tool_call(acc, d, t, i);
 		if ((s = acc_str(acc, d, json_get(d, c, "finish_reason"), &n)))
 			acc_stop(acc, s, n);
 	}

@@ -4,8 +4,6 @@
  * keeps no more) are those of the copy on flash, which gets the original's
  * mtime; so an unchanged session costs a stat, no write. No manifest file
  * to wear the flash. */
-#include "config.h"
-#if HAVE_PERSIST
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +17,7 @@
 
 #include "serve/persist.h"
 #include "session/slog.h"
+#include "config.h"
 
 /* Test-only ($SKILLBOX_PERSIST_DIE=N, tests/e2e/persist.test): the sync
  * _exit(137)s halfway through the Nth file it writes, as a power cut
@@ -132,7 +131,6 @@ save(const struct cfg *c, struct arena *a, struct persist_stats *st)
 		unlink(tmp);
 }
 
-#if HAVE_JOBS
 /* The job board's journal, <dir>/jobs/journal, and its lock (flock'd by
  * every change: jobs.h). 0, or -E_NOMEM. */
 static int
@@ -206,7 +204,6 @@ restore_jobs(const struct cfg *c, struct arena *a, struct persist_stats *st)
 	close(lk);
 	return e;
 }
-#endif
 
 /* see persist.h */
 int
@@ -305,16 +302,13 @@ persist_sync(const struct cfg *c, struct arena *a, int dry,
 				e = -E_IO;
 		}
 		close(dfd);
-#if !HAVE_JOBS
-		save(c, a, st);
-#endif
+		if (!HAVE_JOBS)
+			save(c, a, st);
 	}
-#if HAVE_JOBS
-	if (e == 0)
+	if (HAVE_JOBS && e == 0)
 		e = sync_jobs(c, a, dry, st);
-	if (!dry)
+	if (HAVE_JOBS && !dry)
 		save(c, a, st);
-#endif
 	return e;
 }
 
@@ -333,10 +327,8 @@ persist_restore(const struct cfg *c, struct arena *a,
 
 	memset(st, 0, sizeof(*st));
 	st->time = time(NULL);
-#if HAVE_JOBS
-	if ((e = restore_jobs(c, a, st)) != 0)
+	if (HAVE_JOBS && (e = restore_jobs(c, a, st)) != 0)
 		return e;
-#endif
 	if ((e = slog_list(a, c->state_dir, &v, &n)) != 0)
 		return e;
 	if (n > 0)	/* 0 when the job board came back */
@@ -371,7 +363,7 @@ persist_run(const struct cfg *c, struct arena *a, int what)
 	struct persist_stats st;
 	int e;
 
-	if (c->persist.dir == NULL)
+	if (!HAVE_PERSIST || c->persist.dir == NULL)
 		return;
 	e = what ? persist_sync(c, a, 0, &st) : persist_restore(c, a, &st);
 	if (e != 0 && e != -E_BUSY)
@@ -384,4 +376,3 @@ persist_run(const struct cfg *c, struct arena *a, int what)
 		    st.files, st.bytes, st.fsyncs, st.deleted);
 	arena_reset_to(a, m);
 }
-#endif

@@ -10,6 +10,7 @@
 #include "fmt/fm.h"
 #include "net/http.h"
 #include "base/str.h"
+#include "config.h"
 
 #define HOOK_MAX	32		/* hooks in one list */
 #define HOOK_TIMEOUT	10		/* seconds, unless timeout: */
@@ -92,7 +93,6 @@ hook_names(struct arena *a, const struct fm_node *nd, const char ***out,
 	return (int)n;
 }
 
-#if HAVE_HOOKS
 static int
 perr(char *err, size_t errlen, const char *msg)
 {
@@ -179,20 +179,21 @@ parse_one(struct arena *a, const struct fm_node *m, const char *dir,
 		    "pre_skill and pre_subagent");
 	return 0;
 }
-#endif
 
 /* see hook.h */
 int
 hook_parse(struct arena *a, const struct fm_node *nd, const char *dir,
     struct hook **out, unsigned *n, unsigned *line, char *err, size_t errlen)
 {
-#if HAVE_HOOKS
 	const struct fm_node *m;
 	struct hook *v;
 	int e;
 
 	*line = nd->line;
 	*n = 0;
+	if (!HAVE_HOOKS)
+		return perr(err, errlen, "'hooks': this skillbox was built "
+		    "without hooks (HOOKS=0)");
 	if (nd->kind != FM_SEQ || nd->nkids > HOOK_MAX)
 		return perr(err, errlen, "'hooks' must be a list of at most 32 "
 		    "hooks");
@@ -208,13 +209,6 @@ hook_parse(struct arena *a, const struct fm_node *nd, const char *dir,
 	}
 	*out = v;
 	return 0;
-#else
-	(void)a, (void)dir, (void)out, (void)n;
-	*line = nd->line;
-	snprintf(err, errlen, "'hooks': this skillbox was built without "
-	    "hooks (HOOKS=0)");
-	return -E_INVAL;
-#endif
 }
 
 /* see hook.h */

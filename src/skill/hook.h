@@ -20,7 +20,6 @@
 
 #include "base/arena.h"
 #include "base/base.h"
-#include "config.h"
 
 struct fm_node;
 struct sbx_policy;

@@ -24,7 +24,7 @@
 
 #include "fmt/fm.h"
 #include "skill/hook.h"
-#include "tool/mcp.h"
+#include "skill/mcp_spec.h"
 #include "base/str.h"
 #include "config.h"
 
@@ -323,17 +323,6 @@ static const char *const known_extra[] = {
 	"user-invocable", "version", "when_to_use",
 };
 
-static int
-in_list(const char *const *v, size_t n, const char *s)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (strcmp(v[i], s) == 0)
-			return 1;
-	return 0;
-}
-
 /* A null or "" optional field: loaded as "", reported the same way for
  * both spellings, at the key's line. */
 static int
@@ -357,9 +346,9 @@ from_fm(struct parse *p, struct skill *sk, const struct fm_node *root,
 	int commas = 0;
 
 	for (k = root->kids; k != NULL; k = k->next) {
-		if (in_list(spec, ARRAY_LEN(spec), k->key))
+		if (str_in(spec, ARRAY_LEN(spec), k->key))
 			continue;
-		if (in_list(known_extra, ARRAY_LEN(known_extra), k->key))
+		if (str_in(known_extra, ARRAY_LEN(known_extra), k->key))
 			issue(p, K_RULE, k->line, "unknown-key", "'%s' is not "
 			    "an Agent Skills field (put it under metadata)",
 			    k->key);
@@ -459,8 +448,7 @@ from_fm(struct parse *p, struct skill *sk, const struct fm_node *root,
 			sk->triggers = join(p, k, ", ");
 		if ((k = fm_get(nd, "actions")) != NULL && k->kind == FM_SCALAR)
 			sk->actions = arena_strndup(p->a, k->s, k->n);
-#if HAVE_ORCH
-		if ((k = fm_get(nd, "max_agent_depth")) != NULL &&
+		if (HAVE_ORCH && (k = fm_get(nd, "max_agent_depth")) != NULL &&
 		    k->kind == FM_SCALAR) {
 			if (k->n == 1 && k->s[0] >= '0' && k->s[0] <= '3')
 				sk->flags |= (unsigned)(k->s[0] - '0' + 1) <<
@@ -469,7 +457,6 @@ from_fm(struct parse *p, struct skill *sk, const struct fm_node *root,
 				issue(p, K_RULE, k->line, "max-agent-depth",
 				    "metadata max_agent_depth must be 0 to 3");
 		}
-#endif
 	}
 
 	if ((nd = fm_get(root, "allowed-tools")) != NULL &&
@@ -507,8 +494,7 @@ from_fm(struct parse *p, struct skill *sk, const struct fm_node *root,
 		    sizeof(why)) == -E_INVAL)
 			issue(p, K_FATAL, line, "hooks", "%s", why);
 	}
-#if HAVE_MCP
-	if ((nd = fm_get(root, "mcp_servers")) != NULL) {
+	if (HAVE_MCP && (nd = fm_get(root, "mcp_servers")) != NULL) {
 		struct mcp_server *ms;
 		unsigned n;
 
@@ -517,7 +503,6 @@ from_fm(struct parse *p, struct skill *sk, const struct fm_node *root,
 		    sizeof(why)) == -E_INVAL)
 			issue(p, K_FATAL, line, "mcp_servers", "%s", why);
 	}
-#endif
 	return 0;
 }
 
@@ -1091,7 +1076,7 @@ walk_dir(struct walk *w, unsigned depth)
 		if (de->d_type == DT_REG || strcmp(de->d_name, ".") == 0 ||
 		    strcmp(de->d_name, "..") == 0)
 			continue;
-		if (in_list(notdirs, ARRAY_LEN(notdirs), de->d_name)) {
+		if (str_in(notdirs, ARRAY_LEN(notdirs), de->d_name)) {
 			w->nskip++;
 			continue;
 		}
@@ -1417,7 +1402,7 @@ skill_validate(struct arena *a, const char *path, skill_diag_fn diag,
 		goto out;
 	}
 	base = base_name(path);
-	if (S_ISREG(st.st_mode) && in_list(deffiles, ARRAY_LEN(deffiles),
+	if (S_ISREG(st.st_mode) && str_in(deffiles, ARRAY_LEN(deffiles),
 	    base)) {
 		/* A definition file stands for the folder that holds it. */
 		r.roots[0] = base == path ? "." : base == path + 1 ? "/" :

@@ -16,6 +16,7 @@
 #include "skill/skill.h"
 #include "base/str.h"
 #include "net/tls.h"
+#include "config.h"
 
 #define HOOK_REASON_MAX	1000		/* bytes of a reason kept */
 
@@ -46,7 +47,6 @@ matches(const char *pat, const struct hook_step *st)
 	    (st->agent != NULL && hook_glob(pat, st->agent));
 }
 
-#if HAVE_HOOKS
 static void
 put(struct json_writer *w, const char *k, const char *v)
 {
@@ -261,7 +261,6 @@ run_one(const struct hook_env *env, struct arena *a, const struct hook_step *st,
 		    net_now_ms() - t0);
 	return v == HOOK_DENY ? HOOK_DENY : HOOK_ALLOW;
 }
-#endif
 
 /* see hook.h */
 enum hook_verdict
@@ -273,11 +272,9 @@ hook_check(const struct hook_env *env, struct arena *a,
 	const char *ask = NULL;
 	int pre = !(st->ev & 1);
 	unsigned i, k;
-#if HAVE_HOOKS
 	struct str ctx = { NULL, 0 };
 	const struct hook *h;
 	int sub;
-#endif
 
 	*reason = NULL;
 	if (st->sk != NULL && (st->sk->flags & SKILL_GATED)) {
@@ -289,15 +286,12 @@ hook_check(const struct hook_env *env, struct arena *a,
 		}
 		src[1] = &sr;
 	}
-#if HAVE_HOOKS
 	/* A handoff starts a child agent: its pre/post_skill step is its
 	 * pre/post_subagent one too. */
 	sub = st->child ? (int)st->ev + HOOK_PRE_SUBAGENT - HOOK_PRE_SKILL :
 	    -1;
-#endif
 	for (i = 0; i < 2 && src[i] != NULL; i++) {
-#if HAVE_HOOKS
-		for (k = 0; k < src[i]->nhooks; k++) {
+		for (k = 0; HAVE_HOOKS && k < src[i]->nhooks; k++) {
 			h = &src[i]->hooks[k];
 			if ((h->event != st->ev && h->event != sub) ||
 			    !matches(h->match, st))
@@ -308,7 +302,6 @@ hook_check(const struct hook_env *env, struct arena *a,
 			    HOOK_DENY && pre)
 				return HOOK_DENY;
 		}
-#endif
 		for (k = 0; pre && st->tool != NULL && k < src[i]->napprove;
 		    k++)
 			if (matches(src[i]->approve[k], st))

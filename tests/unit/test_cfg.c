@@ -9,6 +9,7 @@
 #include "agent/cfg.h"
 #include "base/log.h"
 #include "unit.h"
+#include "config.h"
 
 #define D	"tests/data/config/"
 
@@ -440,6 +441,52 @@ passwd(void)
 	unlink(tmp);
 }
 
+/* A key of a feature left out is an error that names its switch; with
+ * the feature in, the same file loads. */
+static void
+left_out(void)
+{
+	static const struct {
+		const char	*yaml, *msg;
+		int		 on;
+	} k[] = {
+		{ "limits:\n  depth: 2\n", "'limits.depth': not in this "
+		    "build (ORCH=0)", HAVE_ORCH },
+		{ "cache:\n  max: 1M\n", "'cache': not in this build "
+		    "(EVAL=0)", HAVE_EVAL },
+		{ "persist:\n  interval: 60\n", "'persist': not in this "
+		    "build (PERSIST=0)", HAVE_PERSIST },
+		{ "jobs:\n  retries: 1\n", "'jobs': not in this build "
+		    "(JOBS=0)", HAVE_JOBS },
+		{ "mcp_servers: []\n", "'mcp_servers': not in this build "
+		    "(MCP=0)", HAVE_MCP },
+		{ "crew: x.skilled_crew.yaml\n", "'crew': not in this build "
+		    "(CREW=0)", HAVE_CREW },
+	};
+	char dir[] = "/tmp/skillbox-cfg.XXXXXX", *path;
+	struct cfg c;
+	size_t i;
+
+	clean_env();
+	if (mkdtemp(dir) == NULL) {
+		t_fail(__FILE__, __LINE__, "mkdtemp");
+		return;
+	}
+	path = arena_printf(&t_arena, "%s/c.yaml", dir);
+	for (i = 0; i < ARRAY_LEN(k); i++) {
+		t_put(dir, "c.yaml", k[i].yaml);
+		if (k[i].on)
+			T(load(&c, path) == 0 || strstr(err, "not in this "
+			    "build") == NULL);
+		else {
+			T_EQI(load(&c, path), -E_INVAL);
+			T(strstr(err, k[i].msg) != NULL);
+		}
+	}
+	unlink(path);
+	rmdir(dir);
+}
+
 static const struct unit_case cases[] = {
 	{ "defaults", defaults },
 	{ "env_paths", env_paths },
@@ -451,6 +498,7 @@ static const struct unit_case cases[] = {
 	{ "errors", errors },
 	{ "out_of_memory", out_of_memory },
 	{ "passwd", passwd },
+	{ "left_out", left_out },
 };
 
 const struct unit_suite suite_cfg = { "cfg", cases, ARRAY_LEN(cases) };

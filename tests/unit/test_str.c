@@ -108,7 +108,22 @@ unpack(void)
 	T_EQI((int)str_unpack(cut, sizeof(cut), out, sizeof(out)), 1);
 }
 
+/* str_in: a counted list, a NULL-terminated one, none. */
+static void
+in(void)
+{
+	static const char *const v[] = { "a", "bc", NULL, "d" };
+
+	T(str_in(v, 2, "bc"));
+	T(!str_in(v, 1, "bc"));
+	T(!str_in(v, ARRAY_LEN(v), "d"));	/* the NULL ends it */
+	T(str_in(v, SIZE_MAX, "a"));
+	T(!str_in(v, SIZE_MAX, "b"));
+	T(!str_in(NULL, SIZE_MAX, "a"));
+}
+
 static const struct unit_case cases[] = {
+	{ "in", in },
 	{ "unpack", unpack },
 	{ "decimal_ok", decimal_ok },
 	{ "decimal_bad", decimal_bad },
