@@ -8,9 +8,6 @@
 
 #include "agent/agent_int.h"
 #include "net/net.h"
-#if HAVE_JOBS
-#include "serve/jobs.h"
-#endif
 
 #define REPEAT_REFUSE	3		/* the 3rd identical call is refused */
 #define REPEAT_STOP	5		/* the 5th stops the turn */
@@ -780,11 +777,10 @@ answer(struct agent *ag, int approve, const char *text, size_t n,
 		*final = "this session waits on another kind of answer";
 		return AG_FAIL;
 	}
-#if HAVE_JOBS
 	/* A job's paused turn goes on in its worker, with the job's tools. */
-	if (ag->session != NULL && (e = job_answer(&ag->turn, ag->cfg,
-	    ag->session, approve < 0 ? JOB_ANS_TEXT : approve ?
-	    JOB_ANS_APPROVE : JOB_ANS_DENY, text, n, final)) != 0) {
+	if (ag->o.take_answer != NULL && ag->session != NULL &&
+	    (e = ag->o.take_answer(&ag->turn, ag->cfg, ag->session, approve,
+	    text, n, final)) != 0) {
 		/* Said for --json and SSE; not logged: the turn is not here. */
 		ev_begin(ag, &ev, e > 0 ? "final" : "error");
 		json_key(&ev.w, e > 0 ? "text" : "message");
@@ -793,7 +789,6 @@ answer(struct agent *ag, int approve, const char *text, size_t n,
 		ev_end(ag, &ev, 0);
 		return e > 0 ? AG_OK : AG_FAIL;
 	}
-#endif
 	turn_begin(ag);
 	if ((e = session_rebuild(ag, fs, &top)) != 0) {
 		snprintf(ag->why, sizeof(ag->why), "cannot resume the paused "

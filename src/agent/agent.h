@@ -52,6 +52,16 @@ struct agent_event {
 
 typedef void (*agent_event_fn)(void *ctx, const struct agent_event *e);
 
+/* Asked before a paused turn is resumed here with an answer (approve -1:
+ * text answers a question; 1 or 0: approve or deny a call, text the
+ * reason or NULL): a turn that goes on elsewhere takes it (a job's, in its
+ * worker: job_answer in serve/jobs.h). 1 taken (*msg says where it went),
+ * -1 refused (*msg why), 0 not its: the turn resumes here. Strings in a. */
+struct cfg;
+typedef int (*agent_take_fn)(struct arena *a, const struct cfg *c,
+    const char *session, int approve, const char *text, size_t n,
+    const char **msg);
+
 struct agent_opts {
 	const char	*session;	/* resume or create this session */
 	int		 resume;	/* the session must exist */
@@ -67,6 +77,7 @@ struct agent_opts {
 					 * skill (SOP): its plan, checked,
 					 * is the answer; nothing runs */
 	const struct tool_ext *ext;	/* more tools; NULL none */
+	agent_take_fn	 take_answer;	/* NULL: every answer is ours */
 	agent_event_fn	 on_event;
 	void		*ctx;
 };

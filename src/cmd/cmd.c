@@ -11,8 +11,10 @@
 #include <unistd.h>
 
 #include "agent/cfg.h"
+#include "config.h"
 #include "base/log.h"
 #include "base/str.h"
+#include "serve/jobs.h"
 #include "skill/skill.h"
 
 /* see cmd.h */
@@ -175,6 +177,7 @@ cmd_agent_open(struct agent **out, const char *session, int resume,
 	o.stream = stream;
 	o.ephemeral = nolog;
 	o.json = json;
+	o.take_answer = HAVE_JOBS ? job_answer : NULL;
 	o.on_event = on_event;
 	o.ctx = p;
 	if ((*out = agent_new(&app.perm, c, &o, &e, why, sizeof(why))) ==

@@ -81,15 +81,6 @@ struct jopt {
 static struct cfg jcfg;
 static struct board board;
 
-/* The time: SKILLBOX_NOW (seconds since the epoch) for tests only. */
-static long long
-now(void)
-{
-	const char *s = getenv("SKILLBOX_NOW");
-
-	return s != NULL ? job_num(s) : (long long)time(NULL);
-}
-
 static int
 fail(const char *what, int e)
 {
@@ -165,8 +156,8 @@ print_job(const struct job *j)
 		putchar('\n');
 	}
 	printf("tries: %u of %u\n", j->tries, j->max_tries);
-	if (j->next > now() && j->st == JOB_TODO)
-		printf("next try in: %llds\n", j->next - now());
+	if (j->next > job_now() && j->st == JOB_TODO)
+		printf("next try in: %llds\n", j->next - job_now());
 	if (j->why)
 		printf("why: %s\n", j->why);
 	print_answer_hint(j);
@@ -242,7 +233,7 @@ add(const struct jopt *o, int argc, char **argv)
 	j.max_tries = o->tries > 0 ? (unsigned)o->tries : 0;
 	j.backoff = o->backoff;
 	j.timeout = o->timeout;
-	j.made = now();
+	j.made = job_now();
 	if ((e = board_add(&board, &j, jcfg.jobs.retries + 1,
 	    jcfg.jobs.backoff_s)) == -E_PARSE)
 		return cmd_usage("jobs", "--schema: not JSON");
@@ -261,7 +252,7 @@ add(const struct jopt *o, int argc, char **argv)
 static int
 change(const char *sub, unsigned id, const char *text)
 {
-	int e = board_change(&board, id, sub, text, now());
+	int e = board_change(&board, id, sub, text, job_now());
 
 	if (e == -E_DENIED) {
 		log_err("jobs: %s: job %u is %s", sub, id,
@@ -291,7 +282,7 @@ prune(const struct jopt *o)
 	if ((gone = arena_alloc(&app.perm, (board.njobs + 1) *
 	    sizeof(*gone))) == NULL)
 		return cmd_nomem("pruning");
-	if ((n = board_prune(&board, now() - days * 86400LL, gone)) < 0)
+	if ((n = board_prune(&board, job_now() - days * 86400LL, gone)) < 0)
 		return fail("prune", n);
 	for (i = 0; i < n; i++) {
 		snprintf(name, sizeof(name), "job-%u", gone[i]);
@@ -324,7 +315,7 @@ sched_cmd(const struct jopt *o, int argc, char **argv)
 		s.title = argv[2];
 		s.input = argc > 3 ? argv[3] : argv[2];
 		s.to = o->to ? o->to : "";
-		s.made = now();
+		s.made = job_now();
 		if ((e = board_put_sched(&board, &s)) != 0)
 			return fail("schedule", e);
 		printf("%u\n", s.id);
@@ -424,69 +415,6 @@ job_text(const struct job *j)
 	return sb.err ? NULL : sb.p;
 }
 
-/* A process that runs a job's turn (worker): its answers resume the
- * turn, job_answer leaves them alone. */
-static int in_worker;
-
-/* Store the answer on job j (the lock is held): an event, then the job,
- * todo again. */
-static int
-answer_put(struct job *j, unsigned kind, const char *text)
-{
-	struct job n = *j;
-	int r;
-
-	if ((r = board_event(&board, j->id, kind == JOB_ANS_APPROVE ?
-	    "approved" : kind == JOB_ANS_DENY ? "denied" : "answered", text,
-	    now())) != 0)
-		return r;
-	n.st = JOB_TODO, n.why = NULL, n.next = 0, n.wait = 0;
-	n.ans_kind = kind, n.ans = text;
-	return board_put(&board, &n);
-}
-
-/* see jobs.h: here, for this file's board */
-int
-job_answer(struct arena *a, const struct cfg *c, const char *session,
-    unsigned kind, const char *text, size_t n, const char **msg)
-{
-	struct job *j;
-	long long id;
-	char *t = NULL;
-	int r;
-
-	if (in_worker || strncmp(session, "job-", 4) != 0 ||
-	    (id = job_num(session + 4)) <= 0 || id > 1L << 30)
-		return 0;
-	*msg = "the job board: an I/O error or no memory";
-	if ((text != NULL && (t = arena_strndup(a, text, n)) == NULL) ||
-	    open_board(c) != 0)
-		return -1;
-	if (board_lock(&board) != 0) {
-		board_close(&board);
-		return -1;
-	}
-	j = board_job(&board, (unsigned)id);
-	if (j == NULL || j->session == NULL || strcmp(j->session, session))
-		r = 0;
-	else if (!(j->st == JOB_BLOCKED && j->wait) &&
-	    !(j->st == JOB_TODO && (j->ans_kind & 3))) {
-		*msg = "this job waits on no answer";
-		r = -1;
-	} else if (answer_put(j, kind, t) != 0)
-		r = -1;
-	else {
-		*msg = arena_printf(a, "job %lld: the answer is stored; the "
-		    "next run-due goes on with it", id);
-		r = 1;
-	}
-	board_unlock(&board);
-	board_close(&board);
-	if (*msg == NULL)
-		*msg = "no memory";
-	return r;
-}
-
 static void
 quiet(void *ctx, const struct agent_event *e)
 {
@@ -546,7 +474,7 @@ worker(unsigned id)
 	if (board_lock(&board) != 0)
 		return 1;
 	j = board_job(&board, id);
-	if (j == NULL || job_status(&board, j) != JOB_READY || j->next > now()) {
+	if (j == NULL || job_status(&board, j) != JOB_READY || j->next > job_now()) {
 		board_unlock(&board);
 		return 0;
 	}
@@ -580,9 +508,8 @@ worker(unsigned id)
 	o.session = arena_printf(&app.perm, "job-%u", id);
 	o.agent = *to ? to : NULL;
 	o.on_event = quiet;
-	in_worker = 1;
 	memset(&jw, 0, sizeof(jw));
-	jw.b = &board, jw.id = id, jw.now = now;
+	jw.b = &board, jw.id = id, jw.now = job_now;
 	jw.agent = *to ? to : "entry";
 	job_worker_ext(&jw, &x);
 	o.ext = &x;
@@ -606,7 +533,7 @@ worker(unsigned id)
 	/* (AG_WAIT comes from a turn: ag is not NULL then) */
 	e = st == AG_WAIT && ag != NULL ? board_pause(&board, id,
 	    agent_approval(ag) ? JOB_WAIT_APPROVAL : JOB_WAIT_QUESTION, final,
-	    now()) : board_finish(&board, id, out, final, now());
+	    job_now()) : board_finish(&board, id, out, final, job_now());
 	board_unlock(&board);
 	if (ag != NULL)
 		agent_close(ag);
@@ -628,7 +555,7 @@ reap(pid_t pid, int status, unsigned id)
 		board_finish(&board, id, WIFSIGNALED(status) &&
 		    WTERMSIG(status) == SIGALRM ? RUN_TIMED_OUT : RUN_CRASHED,
 		    WIFSIGNALED(status) ? "the worker was killed" :
-		    "the worker failed", now());
+		    "the worker failed", job_now());
 	board_unlock(&board);
 }
 
@@ -638,7 +565,7 @@ run_due(const struct jopt *o)
 	unsigned ids[256], nids = 0, i, running = 0;
 	unsigned who[64];
 	pid_t pids[64], p;
-	long long t = now();
+	long long t = job_now();
 	int e, status, k, max = o->max > 0 ? MIN(o->max, 64) :
 	    (int)jcfg.jobs.max_parallel;
 
@@ -689,7 +616,7 @@ run_due(const struct jopt *o)
 				for (q = 0; q < nids && ids[q] != j->id; q++)
 					;
 				if (q == nids && job_status(&board, j) ==
-				    JOB_READY && j->next <= now())
+				    JOB_READY && j->next <= job_now())
 					ids[nids++] = j->id;
 			}
 			board_unlock(&board);

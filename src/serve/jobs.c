@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent/agent.h"
@@ -40,6 +41,15 @@ job_outcome_name(enum job_outcome o)
 }
 
 /* see jobs.h */
+/* see jobs.h */
+long long
+job_now(void)
+{
+	const char *s = getenv("SKILLBOX_NOW");
+
+	return s != NULL ? job_num(s) : (long long)time(NULL);
+}
+
 long long
 job_num(const char *s)
 {
@@ -1122,4 +1132,67 @@ board_change(struct board *b, unsigned id, const char *kind,
 	} else
 		n.st = JOB_ARCHIVED;
 	return board_put(b, &n);
+}
+
+/* Store the answer on job j (the lock is held): an event, then the job,
+ * todo again. */
+static int
+answer_put(struct board *b, struct job *j, unsigned kind, const char *text)
+{
+	struct job n = *j;
+	int r;
+
+	if ((r = board_event(b, j->id, kind == JOB_ANS_APPROVE ?
+	    "approved" : kind == JOB_ANS_DENY ? "denied" : "answered", text,
+	    job_now())) != 0)
+		return r;
+	n.st = JOB_TODO, n.why = NULL, n.next = 0, n.wait = 0;
+	n.ans_kind = kind, n.ans = text;
+	return board_put(b, &n);
+}
+
+/* see jobs.h */
+int
+job_answer(struct arena *a, const struct cfg *c, const char *session,
+    int approve, const char *text, size_t n, const char **msg)
+{
+	unsigned kind = approve < 0 ? JOB_ANS_TEXT : approve ?
+	    JOB_ANS_APPROVE : JOB_ANS_DENY;
+	struct board b;
+	struct job *j;
+	long long id;
+	char *t = NULL, *dir;
+	int r;
+
+	if (strncmp(session, "job-", 4) != 0 ||
+	    (id = job_num(session + 4)) <= 0 || id > 1L << 30)
+		return 0;
+	*msg = "the job board: an I/O error or no memory";
+	if ((text != NULL && (t = arena_strndup(a, text, n)) == NULL) ||
+	    (dir = arena_printf(a, "%s/jobs", c->state_dir)) == NULL ||
+	    board_open(&b, dir, c->jobs.compact_at) != 0)
+		return -1;
+	if (board_lock(&b) != 0) {
+		board_close(&b);
+		return -1;
+	}
+	j = board_job(&b, (unsigned)id);
+	if (j == NULL || j->session == NULL || strcmp(j->session, session))
+		r = 0;
+	else if (!(j->st == JOB_BLOCKED && j->wait) &&
+	    !(j->st == JOB_TODO && (j->ans_kind & 3))) {
+		*msg = "this job waits on no answer";
+		r = -1;
+	} else if (answer_put(&b, j, kind, t) != 0)
+		r = -1;
+	else {
+		*msg = arena_printf(a, "job %lld: the answer is stored; the "
+		    "next run-due goes on with it", id);
+		r = 1;
+	}
+	board_unlock(&b);
+	board_close(&b);
+	if (*msg == NULL)
+		*msg = "no memory";
+	return r;
 }

@@ -159,15 +159,21 @@ int	board_finish(struct board *b, unsigned id, enum job_outcome o,
 int	board_pause(struct board *b, unsigned id, unsigned wait,
 	    const char *why, long long now);
 
-/* An answer (kind JOB_ANS_*, text the answer or reason, may be NULL) to
- * session's paused turn given outside the job's worker (see the top):
- * 1 when the session is a job's that waits on it, stored (*msg says what
- * comes next), -1 refused or failed (*msg why), 0 the session is no job's
- * (answer it as any), or this process is a worker (it resumes the turn
- * itself). Text in a. In cmd_jobs.c, with its board. */
+/* An answer to session's paused turn given outside the job's worker (see
+ * the top): approve -1 for an answer to a question (text), 1 or 0 to
+ * approve or deny a call (text the reason, may be NULL). 1 when the
+ * session is a job's that waits on it, stored (*msg says what comes
+ * next), -1 refused or failed (*msg why), 0 the session is no job's
+ * (answer it as any). Text in a. An agent_take_fn (agent.h): the applets
+ * and serve hand it to the agents they open, the job's worker does not
+ * (it resumes the turn itself). */
 struct cfg;
 int	job_answer(struct arena *a, const struct cfg *c, const char *session,
-	    unsigned kind, const char *text, size_t n, const char **msg);
+	    int approve, const char *text, size_t n, const char **msg);
+
+/* The time for the board: SKILLBOX_NOW (seconds since the epoch) when set,
+ * for tests only; else time(). */
+long long job_now(void);
 
 /* Drop from the board, and rewrite the journal without them at once (as
  * a compaction does): archived jobs, and done or failed ones last changed

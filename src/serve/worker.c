@@ -17,6 +17,7 @@
 
 #include "base/log.h"
 #include "config.h"
+#include "serve/jobs.h"
 
 /* Parse a turn request into c->tr; 0, or an error response was made. */
 static int
@@ -355,6 +356,7 @@ worker(struct srv *s, struct conn *c, int wfd)
 	o.resume = tr->answer;
 	o.stream = 1;
 	o.only = c->tok >= 0 ? s->only[c->tok] : NULL;
+	o.take_answer = HAVE_JOBS ? job_answer : NULL;
 	o.on_event = w_event;
 	o.ctx = &w;
 	if ((ag = agent_new(s->perm, s->cfg, &o, &e, why,
