@@ -48,7 +48,8 @@ json_FLAGS	= -DJSMN_STATIC -I$(VS)/jsmn
 fm_SRCS		= tests/fuzz/fuzz_fm.c src/fmt/fm.c src/base/str.c src/base/arena.c
 fm_FLAGS	= $(FY_INC)
 fm_LIBS		= $(FY_LIB)
-skill_SRCS	= tests/fuzz/fuzz_skill.c src/skill/skill.c src/fmt/fm.c src/base/str.c src/base/arena.c \
+skill_SRCS	= tests/fuzz/fuzz_skill.c src/skill/skill.c src/skill/skill_parse.c \
+		  src/fmt/fm.c src/base/str.c src/base/arena.c \
 		  src/skill/hook.c src/skill/mcp_spec.c src/net/http.c
 skill_FLAGS	= $(FY_INC)
 skill_LIBS	= $(FY_LIB)
