@@ -27,8 +27,6 @@ struct serve_opts {
 	 * (cmd_usage). */
 	int		(*usage)(const char *applet, const char *fmt, ...)
 			    ATTR_PRINTF(2, 3);
-	/* The jobs applet, run as `jobs run-due` in a child (cmd_jobs). */
-	int		(*jobs)(int argc, char **argv);
 };
 
 /* Load the configuration (o->config), listen on serve.listen (or
