@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "agent/agent_int.h"
 #include "net/net.h"
@@ -843,6 +844,16 @@ agent_decide(struct agent *ag, int approve, const char *reason,
 {
 	return answer(ag, approve != 0, reason, reason != NULL ?
 	    strlen(reason) : 0, final);
+}
+
+/* see agent.h */
+enum agent_status
+agent_reply(struct agent *ag, const char *s, size_t n, const char **final)
+{
+	int yes = strcasecmp(s, "y") == 0 || strcasecmp(s, "yes") == 0;
+
+	return !agent_approval(ag) ? agent_answer(ag, s, n, final) :
+	    agent_decide(ag, yes, yes ? NULL : s, final);
 }
 
 /* see agent.h */

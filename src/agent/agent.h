@@ -117,6 +117,13 @@ int	agent_approval(const struct agent *ag);
 enum agent_status agent_decide(struct agent *ag, int approve,
 	    const char *reason, const char **final);
 
+/* The line a person typed while the turn waits (chat, serve's answer and
+ * OpenAI endpoints): s (n bytes, NUL-terminated) answers a question; to
+ * an approval, y or yes (any case) approves and anything else denies, s
+ * being the reason. Returns what agent_answer or agent_decide does. */
+enum agent_status agent_reply(struct agent *ag, const char *s, size_t n,
+	    const char **final);
+
 /* The session's name, and the totals so far. */
 const char *agent_session(const struct agent *ag);
 void	agent_usage(const struct agent *ag, unsigned long *in,

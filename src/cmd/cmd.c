@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "agent/cfg.h"
@@ -268,14 +267,4 @@ cmd_wait_hint(struct agent *ag)
 	else
 		fprintf(stderr, "skillbox: waiting for an answer: skillbox "
 		    "answer %s 'TEXT'\n", agent_session(ag));
-}
-
-/* see cmd.h */
-enum agent_status
-cmd_agent_reply(struct agent *ag, const char *s, size_t n, const char **final)
-{
-	int yes = strcasecmp(s, "y") == 0 || strcasecmp(s, "yes") == 0;
-
-	return !agent_approval(ag) ? agent_answer(ag, s, n, final) :
-	    agent_decide(ag, yes, yes ? NULL : s, final);
 }

@@ -86,12 +86,6 @@ int	cmd_agent_status(enum agent_status st);
 /* On stderr: how to go on with the paused turn (answer or approve). */
 void	cmd_wait_hint(struct agent *ag);
 
-/* The line a person typed while the turn waits (chat, the OpenAI
- * endpoint): the answer to a question; to an approval, y or yes approves
- * and anything else denies, the text being the reason. */
-enum agent_status cmd_agent_reply(struct agent *ag, const char *s, size_t n,
-	    const char **final);
-
 int	cmd_answer(int argc, char **argv);
 int	cmd_chat(int argc, char **argv);
 int	cmd_config(int argc, char **argv);

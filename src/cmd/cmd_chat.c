@@ -105,7 +105,7 @@ cmd_chat(int argc, char **argv)
 		if (agent_question(ag) != NULL && strcmp(line, "/exit") == 0)
 			break;
 		if (agent_question(ag) != NULL)
-			st = cmd_agent_reply(ag, line, n, &final);
+			st = agent_reply(ag, line, n, &final);
 		else
 			st = agent_turn(ag, line, n, &final);
 		cmd_agent_answer(&printer, st, final);

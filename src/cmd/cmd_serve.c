@@ -109,7 +109,5 @@ cmd_serve(int argc, char **argv)
 	o.config = app.config;
 	o.nomem = cmd_nomem;
 	o.usage = cmd_usage;
-	o.reply = cmd_agent_reply;
-	o.jobs = cmd_jobs;
 	return serve_main(&app.perm, &o);
 }

@@ -215,6 +215,17 @@ struct job_worker {
 struct tool_ext;
 void	job_worker_ext(struct job_worker *w, struct tool_ext *x);
 
+/* Run what is due on the board of configuration c: the schedules that
+ * are due become jobs, runs whose worker died are reclaimed, then the
+ * ready jobs run, at most max at once (<= 0: jobs.max_parallel; at most
+ * 64), each a forked worker that runs one turn of the job's agent with
+ * the job's limits and records how it ended; jobs that become ready
+ * meanwhile run too. b: that board, open and unlocked, or NULL to open
+ * it here. Returns when the workers have ended: the number of jobs run,
+ * or <0: -E_NOMEM (perm ran out; not logged), another error (logged). */
+int	jobs_run_due(struct arena *perm, const struct cfg *c, struct board *b,
+	    int max);
+
 /* One journal line of a job (to print --json): into sb. */
 struct sbuf;
 void	job_json(struct sbuf *sb, const struct job *j, const struct board *b);

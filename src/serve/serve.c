@@ -211,15 +211,15 @@ budget_slices(struct srv *s)
 	return 0;
 }
 
-/* The job board's dispatcher: every jobs.every seconds, `skillbox jobs
- * run-due` in a child of its own (due schedules become jobs, dead runs
- * are reclaimed, ready jobs run, each in a worker it forks), one at a
- * time, and none once the server is stopping. */
+/* The job board's dispatcher: every jobs.every seconds, jobs_run_due in
+ * a child of its own (due schedules become jobs, dead runs are reclaimed,
+ * ready jobs run, each in a worker it forks), so that the loop goes on,
+ * one at a time, and none once the server is stopping. The child's exit
+ * status is that of `skillbox jobs run-due`. */
 static void
 jobs_tick(struct srv *s, pid_t *pid, long long *next)
 {
-	static char *av[] = { "jobs", "run-due", NULL };
-	int wst;
+	int wst, n;
 
 	if (*pid > 0 && waitpid(*pid, &wst, WNOHANG) == *pid) {
 		if (!WIFEXITED(wst) || WEXITSTATUS(wst) != 0)
@@ -239,7 +239,9 @@ jobs_tick(struct srv *s, pid_t *pid, long long *next)
 	if (*pid != 0)
 		return;
 	child_detach(s);
-	_exit(s->o->jobs(2, av));
+	if ((n = jobs_run_due(s->perm, s->cfg, NULL, 0)) == -E_NOMEM)
+		_exit(s->o->nomem("running the due jobs"));
+	_exit(n < 0 ? SERVE_FAIL : SERVE_OK);
 }
 
 /* see serve.h */

@@ -27,12 +27,6 @@ struct serve_opts {
 	 * (cmd_usage). */
 	int		(*usage)(const char *applet, const char *fmt, ...)
 			    ATTR_PRINTF(2, 3);
-	/* A person's line to a waiting turn: the answer, or yes/no to an
-	 * approval (cmd_agent_reply). */
-	enum agent_status (*reply)(struct agent *ag, const char *s, size_t n,
-			    const char **final);
-	/* The jobs applet, run as `jobs run-due` in a child (cmd_jobs). */
-	int		(*jobs)(int argc, char **argv);
 };
 
 /* Load the configuration (o->config), listen on serve.listen (or

@@ -402,8 +402,8 @@ worker(struct srv *s, struct conn *c, int wfd)
 		agent_entry(ag, tr->agent, 0);
 	agent_usage(ag, &in0, &out0, &cost);
 	st = tr->decide ? agent_decide(ag, tr->approve, tr->reason, &final) :
-	    tr->answer ? s->o->reply(ag, tr->input, tr->inlen,
-	    &final) : agent_turn(ag, tr->input, tr->inlen, &final);
+	    tr->answer ? agent_reply(ag, tr->input, tr->inlen, &final) :
+	    agent_turn(ag, tr->input, tr->inlen, &final);
 	agent_usage(ag, &in1, &out1, &cost);
 	if (c->kind == K_RUN_SSE)
 		w_printf(&w, "event: done\ndata: {\"session\":\"%s\","
