@@ -154,8 +154,6 @@ void	ev_emit(struct agent *ag, struct agent_event *t, const char *json,
 	    size_t n, int log);
 
 /* --- frame.c */
-/* Is name one of the space-separated words of list? */
-int	frame_in_words(const char *list, const char *name);
 /* Append a message (text copied) at *tail, in a; counted in the
  * conversation's size when a is sess(ag). NULL: out of memory
  * (ag->stop is AG_NOMEM). */

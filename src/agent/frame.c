@@ -13,22 +13,6 @@ static const char default_instructions[] =
     "Answer briefly and precisely. Use the skills to inspect or change the "
     "device; never invent command output.";
 
-/* Is name one of the space-separated words of list? */
-int
-frame_in_words(const char *list, const char *name)
-{
-	const char *p = list;
-	size_t len = strlen(name);
-
-	while ((p = strstr(p, name)) != NULL) {
-		if ((p == list || p[-1] == ' ') && (p[len] == '\0' ||
-		    p[len] == ' '))
-			return 1;
-		p += len;
-	}
-	return 0;
-}
-
 struct llm_msg *
 frame_msg(struct agent *ag, struct arena *a, struct llm_msg ***tail,
     enum llm_role role, const char *text, size_t n)
@@ -88,7 +72,7 @@ owned(const struct agent *ag, const char *name)
 	for (i = 0; i < ag->reg.n; i++)
 		if ((o = skill_osk(ag->reg.v[i])) != NULL &&
 		    (o->sk.flags & SKILL_OSK_ALLOWED) && o->allowed != NULL &&
-		    frame_in_words(o->allowed, name))
+		    str_word_in(o->allowed, name))
 			return 1;
 	return 0;
 }

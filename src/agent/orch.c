@@ -84,9 +84,9 @@ orch_may_call(const struct frame *f, const struct skill *sk)
 	if (sk == f->skill)
 		return 0;
 	if (f->orch->stage == OS_PREP && (o->sk.flags & SKILL_OSK_PREP))
-		return o->prep != NULL && frame_in_words(o->prep, sk->name);
+		return o->prep != NULL && str_word_in(o->prep, sk->name);
 	if (o->sk.flags & SKILL_OSK_ALLOWED)
-		return o->allowed != NULL && frame_in_words(o->allowed,
+		return o->allowed != NULL && str_word_in(o->allowed,
 		    sk->name);
 	return 1;
 }

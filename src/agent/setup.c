@@ -29,7 +29,7 @@ setup_only_skills(struct agent *ag)
 	if (w == NULL)
 		return;
 	for (i = k = 0; i < ag->reg.n; i++)
-		if (frame_in_words(w, ag->reg.v[i]->name))
+		if (str_word_in(w, ag->reg.v[i]->name))
 			ag->reg.v[k++] = ag->reg.v[i];
 	ag->reg.n = k;
 }

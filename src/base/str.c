@@ -150,6 +150,22 @@ str_in(const char *const *v, size_t n, const char *s)
 	return 0;
 }
 
+/* see str.h */
+int
+str_word_in(const char *list, const char *word)
+{
+	const char *p = list;
+	size_t len = strlen(word);
+
+	while ((p = strstr(p, word)) != NULL) {
+		if ((p == list || p[-1] == ' ') && (p[len] == '\0' ||
+		    p[len] == ' '))
+			return 1;
+		p += len;
+	}
+	return 0;
+}
+
 int
 str_has_prefix(struct str s, const char *prefix)
 {

@@ -41,6 +41,8 @@ char	*str_dup(struct arena *a, struct str s);
 /* 1 when s is one of v[0..n) (a NULL in v ends it sooner; v may be NULL:
  * SIZE_MAX for a NULL-terminated list), else 0. */
 int	str_in(const char *const *v, size_t n, const char *s);
+/* 1 when word is one of the space-separated words of list, else 0. */
+int	str_word_in(const char *list, const char *word);
 
 /* True when s[0..n) is well-formed UTF-8 (no overlongs or surrogates). */
 int	str_is_utf8(const char *s, size_t n);

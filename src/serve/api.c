@@ -87,17 +87,7 @@ ep_health(struct srv *s, struct conn *c)
 int
 in_words(const char *list, const char *name)
 {
-	size_t n = strlen(name);
-	const char *p = list;
-
-	if (list == NULL)
-		return 1;
-	while ((p = strstr(p, name)) != NULL) {
-		if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' '))
-			return 1;
-		p += n;
-	}
-	return 0;
+	return list == NULL || str_word_in(list, name);
 }
 
 static int

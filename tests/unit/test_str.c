@@ -122,8 +122,21 @@ in(void)
 	T(!str_in(NULL, SIZE_MAX, "a"));
 }
 
+static void
+word_in(void)
+{
+	T(str_word_in("storage logs", "storage"));
+	T(str_word_in("storage logs", "logs"));
+	T(str_word_in("logs", "logs"));
+	T(!str_word_in("storage logs", "log"));	/* a prefix of a word */
+	T(!str_word_in("syslogs logs2", "logs"));	/* inside words */
+	T(str_word_in("syslogs logs", "logs"));	/* after a near miss */
+	T(!str_word_in("", "logs"));
+}
+
 static const struct unit_case cases[] = {
 	{ "in", in },
+	{ "word_in", word_in },
 	{ "unpack", unpack },
 	{ "decimal_ok", decimal_ok },
 	{ "decimal_bad", decimal_bad },
