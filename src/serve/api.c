@@ -44,7 +44,7 @@ auth_token(const struct srv *s, const char *hdr)
 
 /* see serve_int.h */
 const char *
-stored_name(struct srv *s, struct conn *c, const char *name)
+api_stored_name(struct srv *s, struct conn *c, const char *name)
 {
 	const char *n;
 
@@ -62,13 +62,13 @@ stored_name(struct srv *s, struct conn *c, const char *name)
 
 /* see serve_int.h */
 int
-send_json(struct srv *s, struct conn *c, struct sbuf *sb)
+api_send_json(struct srv *s, struct conn *c, struct sbuf *sb)
 {
 	sbuf_addc(sb, '\n');
 	if (sb->err)
-		return respond_err(s, c, 503, "server_error", "out of memory "
+		return httpd_respond_err(s, c, 503, "server_error", "out of memory "
 		    "in the server", "Retry-After: " RETRY_AFTER "\r\n");
-	return respond(s, c, 200, "application/json", sb->p, sb->len, NULL);
+	return httpd_respond(s, c, 200, "application/json", sb->p, sb->len, NULL);
 }
 
 static int
@@ -80,12 +80,12 @@ ep_health(struct srv *s, struct conn *c)
 	n = snprintf(b, sizeof(b), "{\"status\":\"%s\",\"version\":\"%s\","
 	    "\"turns\":%u,\"queued\":%u}\n", got_term ? "draining" : "ok",
 	    SKILLBOX_VERSION, s->turns, s->queued);
-	return respond(s, c, 200, "application/json", b, (size_t)n, NULL);
+	return httpd_respond(s, c, 200, "application/json", b, (size_t)n, NULL);
 }
 
 /* see serve_int.h */
 int
-in_words(const char *list, const char *name)
+api_in_words(const char *list, const char *name)
 {
 	return list == NULL || str_word_in(list, name);
 }
@@ -95,7 +95,7 @@ each_skill(void *ctx, const struct skill *sk)
 {
 	struct skills_ctx *x = ctx;
 
-	if ((sk->flags & SKILL_NO_MODEL) || !in_words(x->only, sk->name))
+	if ((sk->flags & SKILL_NO_MODEL) || !api_in_words(x->only, sk->name))
 		return 0;
 	json_begin_obj(x->w);
 	json_kstr(x->w, "name", sk->name);
@@ -106,7 +106,7 @@ each_skill(void *ctx, const struct skill *sk)
 
 /* see serve_int.h */
 int
-walk_skills(struct srv *s, struct conn *c, struct skills_ctx *x,
+api_walk_skills(struct srv *s, struct conn *c, struct skills_ctx *x,
     int (*fn)(void *, const struct skill *))
 {
 	struct skill_reg reg;
@@ -136,13 +136,13 @@ ep_skills(struct srv *s, struct conn *c)
 	json_key(&w, "skills");
 	json_begin_arr(&w);
 	x.w = &w;
-	e = walk_skills(s, c, &x, each_skill);
+	e = api_walk_skills(s, c, &x, each_skill);
 	json_end_arr(&w);
 	json_end_obj(&w);
 	if (e != 0)
-		return respond_err(s, c, 503, "server_error", "cannot list the "
+		return httpd_respond_err(s, c, 503, "server_error", "cannot list the "
 		    "skills", NULL);
-	return send_json(s, c, &sb);
+	return api_send_json(s, c, &sb);
 }
 
 static int
@@ -157,7 +157,7 @@ ep_sessions(struct srv *s, struct conn *c)
 
 	if ((e = slog_list(&c->a, s->cfg->state_dir, &v, &n)) != 0 &&
 	    e != -E_NOENT)
-		return respond_err(s, c, 503, "server_error", "cannot list the "
+		return httpd_respond_err(s, c, 503, "server_error", "cannot list the "
 		    "sessions", NULL);
 	if (e != 0)
 		n = 0;
@@ -180,12 +180,12 @@ ep_sessions(struct srv *s, struct conn *c)
 	}
 	json_end_arr(&w);
 	json_end_obj(&w);
-	return send_json(s, c, &sb);
+	return api_send_json(s, c, &sb);
 }
 
 /* see serve_int.h */
 const char *
-query(struct conn *c, const char *key)
+api_query(struct conn *c, const char *key)
 {
 	const char *q = strchr(c->h.target, '?'), *p, *e;
 	size_t k = strlen(key);
@@ -203,14 +203,14 @@ query(struct conn *c, const char *key)
 static int
 ep_session(struct srv *s, struct conn *c, const char *name)
 {
-	const char *stored = stored_name(s, c, name), *from;
+	const char *stored = api_stored_name(s, c, name), *from;
 	struct slog lg;
 	long long off = 0;
 	char prev, *end;
 	int e;
 
 	if (stored == NULL)
-		return respond_err(s, c, 404, "not_found", "no such session",
+		return httpd_respond_err(s, c, 404, "not_found", "no such session",
 		    NULL);
 	if (strcmp(c->h.method, "DELETE") == 0) {
 		if ((e = slog_open(&lg, &c->a, s->cfg->state_dir, stored,
@@ -219,34 +219,34 @@ ep_session(struct srv *s, struct conn *c, const char *name)
 			e = slog_remove(&c->a, s->cfg->state_dir, stored);
 		}
 		if (e == -E_BUSY)
-			return respond_err(s, c, 409, "conflict", "a turn of "
+			return httpd_respond_err(s, c, 409, "conflict", "a turn of "
 			    "this session is running", NULL);
 		if (e != 0)
-			return respond_err(s, c, 404, "not_found", "no such "
+			return httpd_respond_err(s, c, 404, "not_found", "no such "
 			    "session", NULL);
-		return respond(s, c, 204, NULL, "", 0, NULL);
+		return httpd_respond(s, c, 204, NULL, "", 0, NULL);
 	}
-	if ((from = query(c, "from")) == NULL)
+	if ((from = api_query(c, "from")) == NULL)
 		from = http_header(&c->h, "Last-Event-ID");
 	if (from != NULL) {
 		errno = 0;
 		off = strtoll(from, &end, 10);
 		if (errno != 0 || end == from || *end != '\0' || off < 0)
-			return respond_err(s, c, 400, "invalid_request_error",
+			return httpd_respond_err(s, c, 400, "invalid_request_error",
 			    "'from' must be a log offset", NULL);
 	}
 	if ((e = slog_open(&lg, &c->a, s->cfg->state_dir, stored,
 	    SLOG_READ)) != 0)
-		return respond_err(s, c, 404, "not_found", "no such session",
+		return httpd_respond_err(s, c, 404, "not_found", "no such session",
 		    NULL);
 	/* An offset must be the start of an event: 0, or after a newline. */
 	if (off > 0 && (off > lg.off || pread(lg.fd, &prev, 1, off - 1) != 1 ||
 	    prev != '\n')) {
 		slog_close(&lg);
-		return respond_err(s, c, 400, "invalid_request_error", "that "
+		return httpd_respond_err(s, c, 400, "invalid_request_error", "that "
 		    "offset is not the start of an event", NULL);
 	}
-	if (lseek(lg.fd, off, SEEK_SET) < 0 || out_head(c, 200,
+	if (lseek(lg.fd, off, SEEK_SET) < 0 || httpd_head(c, 200,
 	    "application/x-ndjson", -1, NULL) != 0) {
 		slog_close(&lg);
 		return -E_NOMEM;
@@ -272,9 +272,9 @@ ep_page(struct srv *s, struct conn *c)
 	const char *ae = http_header(&c->h, "Accept-Encoding");
 
 	if (ae == NULL || strstr(ae, "gzip") == NULL)
-		return respond(s, c, 406, "text/plain", no, sizeof(no) - 1,
+		return httpd_respond(s, c, 406, "text/plain", no, sizeof(no) - 1,
 		    NULL);
-	return respond(s, c, 200, "text/html; charset=utf-8",
+	return httpd_respond(s, c, 200, "text/html; charset=utf-8",
 	    (const char *)web_index_gz, WEB_INDEX_GZ_LEN,
 	    "Content-Encoding: gzip\r\nVary: Accept-Encoding\r\n"
 	    "Content-Security-Policy: default-src 'self'; script-src "
@@ -285,7 +285,7 @@ ep_page(struct srv *s, struct conn *c)
 
 /* see serve_int.h */
 int
-route(struct srv *s, struct conn *c)
+api_route(struct srv *s, struct conn *c)
 {
 	const char *m = c->h.method, *t = c->h.target, *o;
 	char path[256];
@@ -295,7 +295,7 @@ route(struct srv *s, struct conn *c)
 
 	c->head = strcmp(m, "HEAD") == 0;
 	if (n >= sizeof(path))
-		return respond_err(s, c, 404, "not_found", "no such path",
+		return httpd_respond_err(s, c, 404, "not_found", "no such path",
 		    NULL);
 	memcpy(path, t, n);
 	path[n] = '\0';
@@ -305,9 +305,9 @@ route(struct srv *s, struct conn *c)
 		c->origin = s->cfg->serve.cors_origin;
 	if (strcmp(m, "OPTIONS") == 0) {
 		if (c->origin == NULL)
-			return respond_err(s, c, 403, "forbidden", "no CORS "
+			return httpd_respond_err(s, c, 403, "forbidden", "no CORS "
 			    "for this origin", NULL);
-		return respond(s, c, 204, NULL, "", 0,
+		return httpd_respond(s, c, 204, NULL, "", 0,
 		    "Access-Control-Allow-Methods: GET, POST, DELETE\r\n"
 		    "Access-Control-Allow-Headers: authorization, "
 		    "content-type, last-event-id\r\n"
@@ -320,11 +320,11 @@ route(struct srv *s, struct conn *c)
 	c->tok = -1;
 	if (s->ntok > 0 && (c->tok = auth_token(s,
 	    http_header(&c->h, "Authorization"))) < 0)
-		return respond_err(s, c, 401, "authentication_error", "a "
+		return httpd_respond_err(s, c, 401, "authentication_error", "a "
 		    "valid bearer token is needed", "WWW-Authenticate: Bearer "
 		    "realm=\"skillbox\"\r\n");
 	if (strcmp(path, "/v1/models") == 0 && get)
-		return ep_models(s, c);
+		return openai_models(s, c);
 	if (strcmp(path, "/api/v1/skills") == 0 && get)
 		return ep_skills(s, c);
 	if (strcmp(path, "/api/v1/sessions") == 0 && get)
@@ -333,24 +333,24 @@ route(struct srv *s, struct conn *c)
 	    (get || strcmp(m, "DELETE") == 0))
 		return ep_session(s, c, path + 17);
 	if (strcmp(path, "/api/v1/run") == 0 && post)
-		return ep_turn(s, c, 0);
+		return worker_turn(s, c, 0);
 	if (HAVE_JOBS && strncmp(path, "/api/v1/jobs", 12) == 0 &&
 	    (path[12] == '\0' || path[12] == '/'))
-		return ep_jobs(s, c, path + 12, get, post);
+		return jobs_api_route(s, c, path + 12, get, post);
 	if (strncmp(path, "/api/v1/sessions/", 17) == 0 && post &&
 	    (n = strlen(path)) > 24 && strcmp(path + n - 7, "/answer") == 0) {
 		path[n - 7] = '\0';
 		c->tr.answer = 1;
 		c->tr.path_session = arena_strdup(&c->a, path + 17);
-		return ep_turn(s, c, 0);
+		return worker_turn(s, c, 0);
 	}
 	if (strcmp(path, "/v1/chat/completions") == 0 && post)
-		return ep_turn(s, c, 1);
+		return worker_turn(s, c, 1);
 	if (strcmp(path, "/v1/models") == 0 || strcmp(path,
 	    "/api/v1/run") == 0 || strcmp(path, "/v1/chat/completions") == 0 ||
 	    strcmp(path, "/api/v1/sessions") == 0 || strcmp(path,
 	    "/api/v1/skills") == 0)
-		return respond_err(s, c, 405, "invalid_request_error",
+		return httpd_respond_err(s, c, 405, "invalid_request_error",
 		    "method not allowed here", NULL);
-	return respond_err(s, c, 404, "not_found", "no such path", NULL);
+	return httpd_respond_err(s, c, 404, "not_found", "no such path", NULL);
 }

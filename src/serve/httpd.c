@@ -49,7 +49,7 @@ reason(int st)
 
 /* see serve_int.h */
 int
-out_add(struct conn *c, const void *p, size_t n)
+httpd_out(struct conn *c, const void *p, size_t n)
 {
 	char *q;
 	size_t cap;
@@ -74,7 +74,7 @@ out_add(struct conn *c, const void *p, size_t n)
 
 /* see serve_int.h */
 int
-out_printf(struct conn *c, const char *fmt, ...)
+httpd_printf(struct conn *c, const char *fmt, ...)
 {
 	char buf[1024];
 	va_list ap;
@@ -85,29 +85,29 @@ out_printf(struct conn *c, const char *fmt, ...)
 	va_end(ap);
 	if (n < 0 || (size_t)n >= sizeof(buf))
 		return -E_LIMIT;
-	return out_add(c, buf, (size_t)n);
+	return httpd_out(c, buf, (size_t)n);
 }
 
 /* see serve_int.h */
 int
-out_chunk(struct conn *c, const char *p, size_t n)
+httpd_chunk(struct conn *c, const char *p, size_t n)
 {
 	int e = 0;
 
 	if (n == 0)
 		return 0;
 	if (c->chunked)
-		e = out_printf(c, "%zx\r\n", n);
+		e = httpd_printf(c, "%zx\r\n", n);
 	if (e == 0)
-		e = out_add(c, p, n);
+		e = httpd_out(c, p, n);
 	if (e == 0 && c->chunked)
-		e = out_add(c, "\r\n", 2);
+		e = httpd_out(c, "\r\n", 2);
 	return e;
 }
 
 /* see serve_int.h */
 int
-out_head(struct conn *c, int st, const char *ctype, long long len,
+httpd_head(struct conn *c, int st, const char *ctype, long long len,
     const char *extra)
 {
 	int e;
@@ -120,24 +120,24 @@ out_head(struct conn *c, int st, const char *ctype, long long len,
 		if (c->v10)
 			c->close = 1;
 	}
-	e = out_printf(c, "HTTP/1.1 %d %s\r\n", st, reason(st));
+	e = httpd_printf(c, "HTTP/1.1 %d %s\r\n", st, reason(st));
 	if (e == 0 && ctype != NULL)
-		e = out_printf(c, "Content-Type: %s\r\n", ctype);
+		e = httpd_printf(c, "Content-Type: %s\r\n", ctype);
 	/* A turn that ran must not run again because a client retried;
 	 * a server that was only busy (503) may be asked again. */
 	if (e == 0 && ((c->ran && st >= 400) || (st >= 500 && st != 503)))
-		e = out_printf(c, "x-should-retry: false\r\n");
+		e = httpd_printf(c, "x-should-retry: false\r\n");
 	if (e == 0 && c->origin != NULL)
-		e = out_printf(c, "Access-Control-Allow-Origin: %s\r\n"
+		e = httpd_printf(c, "Access-Control-Allow-Origin: %s\r\n"
 		    "Vary: Origin\r\n", c->origin);
 	if (e == 0 && extra != NULL)
-		e = out_add(c, extra, strlen(extra));
+		e = httpd_out(c, extra, strlen(extra));
 	if (e == 0 && len >= 0)
-		e = out_printf(c, "Content-Length: %lld\r\n", len);
+		e = httpd_printf(c, "Content-Length: %lld\r\n", len);
 	if (e == 0 && c->chunked)
-		e = out_printf(c, "Transfer-Encoding: chunked\r\n");
+		e = httpd_printf(c, "Transfer-Encoding: chunked\r\n");
 	if (e == 0)
-		e = out_printf(c, "Cache-Control: no-store\r\n"
+		e = httpd_printf(c, "Cache-Control: no-store\r\n"
 		    "X-Content-Type-Options: nosniff\r\n%s\r\n", c->close ?
 		    "Connection: close\r\n" : c->v10 ?
 		    "Connection: keep-alive\r\n" : "");
@@ -146,15 +146,15 @@ out_head(struct conn *c, int st, const char *ctype, long long len,
 
 /* see serve_int.h */
 int
-respond(struct srv *s, struct conn *c, int st, const char *ctype,
+httpd_respond(struct srv *s, struct conn *c, int st, const char *ctype,
     const char *body, size_t n, const char *extra)
 {
 	int e;
 
 	(void)s;
-	e = out_head(c, st, ctype, (long long)n, extra);
+	e = httpd_head(c, st, ctype, (long long)n, extra);
 	if (e == 0 && !c->head)
-		e = out_add(c, body, n);
+		e = httpd_out(c, body, n);
 	if (e != 0)
 		c->close = 1;
 	c->st = C_WRITE;
@@ -163,7 +163,7 @@ respond(struct srv *s, struct conn *c, int st, const char *ctype,
 
 /* see serve_int.h */
 int
-respond_err(struct srv *s, struct conn *c, int st, const char *type,
+httpd_respond_err(struct srv *s, struct conn *c, int st, const char *type,
     const char *msg, const char *extra)
 {
 	struct sbuf sb;
@@ -183,17 +183,17 @@ respond_err(struct srv *s, struct conn *c, int st, const char *type,
 	sbuf_addc(&sb, '\n');
 	if (sb.err) {
 		c->close = 1;
-		return respond(s, c, 503, "text/plain", "out of memory\n", 14,
+		return httpd_respond(s, c, 503, "text/plain", "out of memory\n", 14,
 		    NULL);
 	}
-	return respond(s, c, st, "application/json", sb.p, sb.len, extra);
+	return httpd_respond(s, c, st, "application/json", sb.p, sb.len, extra);
 }
 
 /* --- connections */
 
 /* see serve_int.h */
 void
-conn_close(struct srv *s, struct conn *c)
+httpd_close(struct srv *s, struct conn *c)
 {
 	if (HAVE_SERVE_TLS && c->tls != NULL) {
 		if (!c->gone && c->fd >= 0)
@@ -275,7 +275,7 @@ conn_next(struct srv *s, struct conn *c)
 
 	log_request(s, c);
 	if (c->close) {
-		conn_close(s, c);
+		httpd_close(s, c);
 		return;
 	}
 	(void)used;
@@ -318,19 +318,19 @@ head_done(struct srv *s, struct conn *c, size_t used)
 	c->close = c->h.close;
 	if (ex != NULL && strcasecmp(ex, "100-continue") != 0) {
 		c->close = 1;
-		return respond_err(s, c, 417, "invalid_request_error", "only "
+		return httpd_respond_err(s, c, 417, "invalid_request_error", "only "
 		    "Expect: 100-continue is known", NULL);
 	}
 	if (c->h.content_length > (long long)s->cfg->serve.body_max) {
 		c->close = 1;
-		return respond_err(s, c, 413, "invalid_request_error", "the "
+		return httpd_respond_err(s, c, 413, "invalid_request_error", "the "
 		    "body is over serve.body_max", NULL);
 	}
 	c->want = c->h.chunked ? -1 : c->h.content_length > 0 ?
 	    c->h.content_length : 0;
 	if (c->want == 0)
-		return route(s, c);
-	if (ex != NULL && !c->v10 && out_add(c, "HTTP/1.1 100 Continue\r\n\r\n",
+		return api_route(s, c);
+	if (ex != NULL && !c->v10 && httpd_out(c, "HTTP/1.1 100 Continue\r\n\r\n",
 	    25) != 0)
 		return -E_NOMEM;
 	http_body_init(&c->bd, c->h.chunked ? HTTP_BODY_CHUNKED :
@@ -351,20 +351,20 @@ body_feed(struct srv *s, struct conn *c)
 		r = http_body_feed(&c->bd, c->in + off, c->in_len - off, &used);
 		if (r < 0) {
 			c->close = 1;
-			return respond_err(s, c, 400, "invalid_request_error",
+			return httpd_respond_err(s, c, 400, "invalid_request_error",
 			    "malformed chunked body", NULL);
 		}
 		if (r > 0) {
 			if (c->body_len + (size_t)r > s->cfg->serve.body_max) {
 				c->close = 1;
-				return respond_err(s, c, 413,
+				return httpd_respond_err(s, c, 413,
 				    "invalid_request_error", "the body is over "
 				    "serve.body_max", NULL);
 			}
 			if ((q = mem_realloc(c->body, c->body_len + (size_t)r +
 			    1)) == NULL) {
 				c->close = 1;
-				return respond_err(s, c, 503, "server_error",
+				return httpd_respond_err(s, c, 503, "server_error",
 				    "out of memory in the server",
 				    "Retry-After: " RETRY_AFTER "\r\n");
 			}
@@ -383,7 +383,7 @@ body_feed(struct srv *s, struct conn *c)
 	memmove(c->in, c->in + off, c->in_len - off);
 	c->in_len -= off;
 	if (http_body_done(&c->bd))
-		return route(s, c);
+		return api_route(s, c);
 	return 0;
 }
 
@@ -400,7 +400,7 @@ head_feed(struct srv *s, struct conn *c)
 		c->in_len -= used;
 		if (c->h.head_len + c->in_len > s->cfg->serve.head_max) {
 			c->close = 1;
-			return respond_err(s, c, 431, "invalid_request_error",
+			return httpd_respond_err(s, c, 431, "invalid_request_error",
 			    "the request head is over serve.head_max", NULL);
 		}
 		return 0;
@@ -410,15 +410,15 @@ head_feed(struct srv *s, struct conn *c)
 	if (e != 0) {
 		c->close = 1;
 		if (e == -E_NOMEM)
-			return respond_err(s, c, 503, "server_error", "out of "
+			return httpd_respond_err(s, c, 503, "server_error", "out of "
 			    "memory in the server", NULL);
 		if (e == -E_LIMIT)
-			return respond_err(s, c, 431, "invalid_request_error",
+			return httpd_respond_err(s, c, 431, "invalid_request_error",
 			    "the request head is over serve.head_max", NULL);
 		if (c->h.method != NULL && c->h.minor > 1)
-			return respond_err(s, c, 505, "invalid_request_error",
+			return httpd_respond_err(s, c, 505, "invalid_request_error",
 			    "HTTP/1.0 and 1.1 only", NULL);
-		return respond_err(s, c, 400, "invalid_request_error",
+		return httpd_respond_err(s, c, 400, "invalid_request_error",
 		    "malformed request", NULL);
 	}
 	return head_done(s, c, used);
@@ -435,7 +435,7 @@ conn_read(struct srv *s, struct conn *c)
 	if (c->in_cap < cap) {
 		if ((q = mem_realloc(c->in, cap)) == NULL) {
 			c->close = 1;
-			respond_err(s, c, 503, "server_error", "out of memory "
+			httpd_respond_err(s, c, 503, "server_error", "out of memory "
 			    "in the server", NULL);
 			return 0;
 		}
@@ -451,7 +451,7 @@ conn_read(struct srv *s, struct conn *c)
 			mem_free(c->tls);
 			c->tls = NULL;
 			c->close = 1;
-			respond_err(s, c, 400, "invalid_request_error", "this "
+			httpd_respond_err(s, c, 400, "invalid_request_error", "this "
 			    "server speaks HTTPS: use an https:// address",
 			    NULL);
 			return 0;
@@ -483,13 +483,13 @@ conn_input(struct srv *s, struct conn *c)
 		    (why = tls_srv_why(c->tls)) != NULL)
 			log_err("%s: TLS: %s", c->peer, why);
 		if (c->st == C_HEAD && c->in_len == 0 && c->h.nlines == 0) {
-			conn_close(s, c);	/* a kept-alive one ended */
+			httpd_close(s, c);	/* a kept-alive one ended */
 			return;
 		}
 		c->close = 1;
 		c->gone = 1;
 		log_request(s, c);
-		conn_close(s, c);
+		httpd_close(s, c);
 		return;
 	}
 	if (c->st == C_HEAD && c->in_len > 0)
@@ -516,7 +516,7 @@ relay(struct srv *s, struct conn *c)
 		if (!c->headed) {
 			for (i = 0; i < (size_t)k && !c->headed; i++) {
 				if (buf[i] == '\n') {
-					if (relay_head(s, c) != 0)
+					if (worker_relay_head(s, c) != 0)
 						c->headed = 2;	/* bad */
 				} else if (c->phlen < sizeof(c->ph) - 1)
 					c->ph[c->phlen++] = buf[i];
@@ -524,7 +524,7 @@ relay(struct srv *s, struct conn *c)
 			off = i;
 		}
 		if (c->headed == 1)
-			(void)out_chunk(c, buf + off, (size_t)k - off);
+			(void)httpd_chunk(c, buf + off, (size_t)k - off);
 		return;
 	}
 	/* The end: a worker is reaped (it closed the pipe by exiting). */
@@ -536,16 +536,16 @@ relay(struct srv *s, struct conn *c)
 			;
 		s->turns--;
 		if (!WIFEXITED(wst) || WEXITSTATUS(wst) != 0 || c->headed != 1)
-			relay_died(s, c, wst);
+			worker_relay_died(s, c, wst);
 		c->pid = 0;
 	}
 	c->src = -1;
 	if (c->chunked)
-		(void)out_add(c, "0\r\n\r\n", 5);
+		(void)httpd_out(c, "0\r\n\r\n", 5);
 	else if (c->kind != K_FILE || c->v10)
 		c->close = 1;
 	c->st = C_WRITE;
-	run_queue(s);
+	worker_run_queue(s);
 }
 
 /* Write what is waiting; 0, or -1 when the client is gone. */
@@ -674,18 +674,18 @@ timeouts(struct srv *s, long long now)
 		if ((c->st != C_HEAD && c->st != C_BODY) || now < c->deadline)
 			continue;
 		if (c->st == C_HEAD && c->in_len == 0 && c->h.nlines == 0) {
-			conn_close(s, c);	/* idle keep-alive */
+			httpd_close(s, c);	/* idle keep-alive */
 			continue;
 		}
 		c->close = 1;
-		(void)respond_err(s, c, 408, "invalid_request_error", "the "
+		(void)httpd_respond_err(s, c, 408, "invalid_request_error", "the "
 		    "request came too slowly (serve.header_timeout)", NULL);
 	}
 }
 
 /* see serve_int.h */
 void
-step(struct srv *s)
+httpd_step(struct srv *s)
 {
 	long long now = net_now_ms(), next = now + 1000;
 	unsigned i, n = 0;

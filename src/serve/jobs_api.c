@@ -34,7 +34,7 @@ jb_open(struct srv *s, struct conn *c, struct board *b)
 			return b;
 		board_close(b);
 	}
-	(void)respond_err(s, c, 503, "server_error", "cannot open the job "
+	(void)httpd_respond_err(s, c, 503, "server_error", "cannot open the job "
 	    "board", NULL);
 	return NULL;
 }
@@ -59,17 +59,17 @@ jb_reply(struct srv *s, struct conn *c, struct board *b, unsigned id, int st)
 	sbuf_addc(&sb, '\n');
 	jb_close(b);
 	if (j == NULL)
-		return respond_err(s, c, 404, "not_found", "no such job", NULL);
+		return httpd_respond_err(s, c, 404, "not_found", "no such job", NULL);
 	if (sb.err)
-		return respond_err(s, c, 503, "server_error", "out of memory "
+		return httpd_respond_err(s, c, 503, "server_error", "out of memory "
 		    "in the server", "Retry-After: " RETRY_AFTER "\r\n");
-	return respond(s, c, st, "application/json", sb.p, sb.len, NULL);
+	return httpd_respond(s, c, st, "application/json", sb.p, sb.len, NULL);
 }
 
 static int
 jb_bad(struct srv *s, struct conn *c, const char *msg)
 {
-	return respond_err(s, c, 400, "invalid_request_error", msg, NULL);
+	return httpd_respond_err(s, c, 400, "invalid_request_error", msg, NULL);
 }
 
 /* GET /api/v1/jobs[?status=NAME]: archived (cancelled) jobs only when
@@ -77,7 +77,7 @@ jb_bad(struct srv *s, struct conn *c, const char *msg)
 static int
 jb_list(struct srv *s, struct conn *c)
 {
-	const char *want = query(c, "status"), *name;
+	const char *want = api_query(c, "status"), *name;
 	struct board b;
 	struct sbuf sb;
 	unsigned i, k = 0;
@@ -103,7 +103,7 @@ jb_list(struct srv *s, struct conn *c)
 	}
 	sbuf_addc(&sb, ']');
 	jb_close(&b);
-	return send_json(s, c, &sb);
+	return api_send_json(s, c, &sb);
 }
 
 /* A field of the body that is a string when there; 0, or -1 when it is
@@ -222,7 +222,7 @@ jb_add(struct srv *s, struct conn *c)
 			return jb_bad(s, c, e == -E_PARSE ? "'schema' is not "
 			    "JSON" : "'parents' names a job that does not "
 			    "exist, or one twice");
-		return respond_err(s, c, 503, "server_error", "cannot write "
+		return httpd_respond_err(s, c, 503, "server_error", "cannot write "
 		    "the job board", NULL);
 	}
 	return jb_reply(s, c, &b, j.id, 201);
@@ -257,11 +257,11 @@ jb_change(struct srv *s, struct conn *c, unsigned id, const char *kind)
 		    "/api/v1/sessions/job-%u/answer", id, id);
 	jb_close(&b);
 	if (e == -E_NOENT)
-		return respond_err(s, c, 404, "not_found", "no such job", NULL);
+		return httpd_respond_err(s, c, 404, "not_found", "no such job", NULL);
 	if (e == -E_DENIED || e == -E_BUSY)
-		return respond_err(s, c, 409, "conflict", text ? text :
+		return httpd_respond_err(s, c, 409, "conflict", text ? text :
 		    "not now", NULL);
-	return respond_err(s, c, 503, "server_error", "cannot write the job "
+	return httpd_respond_err(s, c, 503, "server_error", "cannot write the job "
 	    "board", NULL);
 }
 
@@ -270,7 +270,7 @@ jb_change(struct srv *s, struct conn *c, unsigned id, const char *kind)
 static int
 jb_events(struct srv *s, struct conn *c)
 {
-	const char *from = query(c, "from");
+	const char *from = api_query(c, "from");
 	long long off = 0;
 	unsigned i, n = 0;
 	char *end;
@@ -286,10 +286,10 @@ jb_events(struct srv *s, struct conn *c)
 	for (i = 0; i < s->nc; i++)
 		n += s->c[i].st == C_RELAY && s->c[i].kind == K_JOBS;
 	if (n >= JOBS_STREAMS)
-		return respond_err(s, c, 503, "server_error", "too many "
+		return httpd_respond_err(s, c, 503, "server_error", "too many "
 		    "streams of the job board", "Retry-After: " RETRY_AFTER
 		    "\r\n");
-	if (out_head(c, 200, "text/event-stream", -1, NULL) != 0)
+	if (httpd_head(c, 200, "text/event-stream", -1, NULL) != 0)
 		return -E_NOMEM;
 	c->kind = K_JOBS;
 	c->headed = 1;
@@ -311,15 +311,15 @@ jb_event(struct conn *c, int fd, char *buf, int held, long long end)
 	char id[40];
 
 	snprintf(id, sizeof(id), "id: %lld\ndata: ", end);
-	(void)out_chunk(c, id, strlen(id));
+	(void)httpd_chunk(c, id, strlen(id));
 	if (held)
-		(void)out_chunk(c, buf, (size_t)(end - 1 - c->joff));
+		(void)httpd_chunk(c, buf, (size_t)(end - 1 - c->joff));
 	for (p = c->joff; !held && p < end - 1; p += k)
 		if ((k = pread(fd, buf, (size_t)MIN(end - 1 - p,
 		    (long long)RELAY_BUF), p)) <= 0 ||
-		    out_chunk(c, buf, (size_t)k) != 0)
+		    httpd_chunk(c, buf, (size_t)k) != 0)
 			break;
-	(void)out_chunk(c, "\n\n", 2);
+	(void)httpd_chunk(c, "\n\n", 2);
 	c->joff = end;
 }
 
@@ -365,7 +365,7 @@ jb_feed(struct srv *s, struct conn *c)
 	    prev != '\n') {
 		snprintf(buf, sizeof(buf), "event: reset\nid: 0\ndata: "
 		    "{\"size\":%lld}\n\n", (long long)st.st_size);
-		(void)out_chunk(c, buf, strlen(buf));
+		(void)httpd_chunk(c, buf, strlen(buf));
 		c->joff = 0;
 	}
 	c->jino = st.st_ino;
@@ -393,7 +393,7 @@ jb_feed(struct srv *s, struct conn *c)
 
 /* see serve_int.h */
 void
-jobs_streams(struct srv *s)
+jobs_api_streams(struct srv *s)
 {
 	long long now = net_now_ms();
 	int tick = now - s->jlook >= 1000;
@@ -408,7 +408,7 @@ jobs_streams(struct srv *s)
 			continue;
 		if (c->gone || got_term) {
 			if (c->chunked)
-				(void)out_add(c, "0\r\n\r\n", 5);
+				(void)httpd_out(c, "0\r\n\r\n", 5);
 			c->close = 1;
 			c->st = C_WRITE;
 			continue;
@@ -416,7 +416,7 @@ jobs_streams(struct srv *s)
 		if (tick || (c->jmore && c->out_len - c->out_off < OUT_HIGH / 2))
 			jb_feed(s, c);
 		if (now - c->jbeat >= JOBS_BEAT_MS && c->out_len == c->out_off) {
-			(void)out_chunk(c, ": beat\n\n", 8);
+			(void)httpd_chunk(c, ": beat\n\n", 8);
 			c->jbeat = now;
 		}
 	}
@@ -424,7 +424,7 @@ jobs_streams(struct srv *s)
 
 /* see serve_int.h */
 int
-ep_jobs(struct srv *s, struct conn *c, const char *p, int get, int post)
+jobs_api_route(struct srv *s, struct conn *c, const char *p, int get, int post)
 {
 	static const char *const kinds[] = { "block", "unblock", "comment",
 	    "cancel" };
@@ -434,11 +434,11 @@ ep_jobs(struct srv *s, struct conn *c, const char *p, int get, int post)
 	unsigned i;
 
 	if (c->tok >= 0 && s->only[c->tok] != NULL)
-		return respond_err(s, c, 403, "forbidden", "this token is "
+		return httpd_respond_err(s, c, 403, "forbidden", "this token is "
 		    "limited to some skills; a job may run any agent", NULL);
 	if (*p == '\0')
 		return get ? jb_list(s, c) : post ? jb_add(s, c) :
-		    respond_err(s, c, 405, "invalid_request_error", "method "
+		    httpd_respond_err(s, c, 405, "invalid_request_error", "method "
 		    "not allowed here", NULL);
 	if (strcmp(p, "/events") == 0 && get)
 		return jb_events(s, c);
@@ -446,7 +446,7 @@ ep_jobs(struct srv *s, struct conn *c, const char *p, int get, int post)
 	    k++)
 		id = id * 10 + (*k - '0');
 	if (id <= 0 || id > 1L << 30 || (*k != '\0' && *k != '/'))
-		return respond_err(s, c, 404, "not_found", "no such path",
+		return httpd_respond_err(s, c, 404, "not_found", "no such path",
 		    NULL);
 	if (*k == '\0' && get)
 		return jb_open(s, c, &b) == NULL ? 0 : jb_reply(s, c, &b,
@@ -454,11 +454,11 @@ ep_jobs(struct srv *s, struct conn *c, const char *p, int get, int post)
 	for (i = 0; *k == '/' && i < ARRAY_LEN(kinds); i++)
 		if (strcmp(k + 1, kinds[i]) == 0)
 			return post ? jb_change(s, c, (unsigned)id, kinds[i]) :
-			    respond_err(s, c, 405, "invalid_request_error",
+			    httpd_respond_err(s, c, 405, "invalid_request_error",
 			    "POST it", NULL);
 	if (*k == '/')
-		return respond_err(s, c, 404, "not_found", "no such path",
+		return httpd_respond_err(s, c, 404, "not_found", "no such path",
 		    NULL);
-	return respond_err(s, c, 405, "invalid_request_error", "method not "
+	return httpd_respond_err(s, c, 405, "invalid_request_error", "method not "
 	    "allowed here", NULL);
 }

@@ -31,7 +31,7 @@ each_model(void *ctx, const struct skill *sk)
 	struct skills_ctx *x = ctx;
 
 	if ((sk->flags & (SKILL_NO_MODEL | SKILL_OSKILL)) != SKILL_OSKILL ||
-	    !in_words(x->only, sk->name))
+	    !api_in_words(x->only, sk->name))
 		return 0;
 	if (x->find != NULL)
 		x->found |= strcmp(sk->name, x->find) == 0;
@@ -42,7 +42,7 @@ each_model(void *ctx, const struct skill *sk)
 
 /* see serve_int.h */
 int
-find_agent(struct srv *s, struct conn *c, const char *name)
+openai_find_agent(struct srv *s, struct conn *c, const char *name)
 {
 	struct skills_ctx x;
 
@@ -50,13 +50,13 @@ find_agent(struct srv *s, struct conn *c, const char *name)
 		return 0;
 	memset(&x, 0, sizeof(x));
 	x.find = name;
-	return walk_skills(s, c, &x, each_model) == 0 && x.found ? 0 :
+	return api_walk_skills(s, c, &x, each_model) == 0 && x.found ? 0 :
 	    -E_NOENT;
 }
 
 /* see serve_int.h */
 int
-ep_models(struct srv *s, struct conn *c)
+openai_models(struct srv *s, struct conn *c)
 {
 	struct skills_ctx x;
 	struct json_writer w;
@@ -71,17 +71,17 @@ ep_models(struct srv *s, struct conn *c)
 	json_begin_arr(&w);
 	x.w = &w;
 	put_model(&w, "skillbox", s->started);	/* the default entry agent */
-	if (HAVE_ORCH && walk_skills(s, c, &x, each_model) < 0)
-		return respond_err(s, c, 503, "server_error", "cannot list the "
+	if (HAVE_ORCH && api_walk_skills(s, c, &x, each_model) < 0)
+		return httpd_respond_err(s, c, 503, "server_error", "cannot list the "
 		    "skills", NULL);
 	json_end_arr(&w);
 	json_end_obj(&w);
-	return send_json(s, c, &sb);
+	return api_send_json(s, c, &sb);
 }
 
 /* see serve_int.h */
 int
-content_text(struct conn *c, const struct json_doc *d, int t, char **out,
+openai_content_text(struct conn *c, const struct json_doc *d, int t, char **out,
     size_t *n)
 {
 	struct sbuf sb;
@@ -116,7 +116,7 @@ content_text(struct conn *c, const struct json_doc *d, int t, char **out,
 
 /* see serve_int.h */
 const char *
-user_session(struct conn *c, const char *user)
+openai_user_session(struct conn *c, const char *user)
 {
 	unsigned char d[32];
 	char hex[65];
@@ -133,7 +133,7 @@ user_session(struct conn *c, const char *user)
 
 /* see serve_int.h */
 void
-w_oai_chunk(struct wctx *w, const char *text, size_t n, const char *finish)
+openai_chunk(struct wctx *w, const char *text, size_t n, const char *finish)
 {
 	struct arena_mark m = arena_mark(w->a);
 	struct json_writer j;
@@ -171,9 +171,9 @@ w_oai_chunk(struct wctx *w, const char *text, size_t n, const char *finish)
 	json_end_arr(&j);
 	json_end_obj(&j);
 	if (!sb.err) {
-		w_write(w, "data: ", 6);
-		w_write(w, sb.p, sb.len);
-		w_write(w, "\n\n", 2);
+		worker_write(w, "data: ", 6);
+		worker_write(w, sb.p, sb.len);
+		worker_write(w, "\n\n", 2);
 	}
 	if (text != NULL)
 		w->streamed = 1;
@@ -182,30 +182,30 @@ w_oai_chunk(struct wctx *w, const char *text, size_t n, const char *finish)
 
 /* see serve_int.h */
 void
-w_oai_end(struct wctx *w, enum agent_status st, const char *final,
+openai_end(struct wctx *w, enum agent_status st, const char *final,
     unsigned long in, unsigned long out)
 {
 	struct sbuf sb;
 
 	if (st != AG_OK && st != AG_EXIT && st != AG_WAIT) {
 		sbuf_init(&sb, w->a, 0);
-		w_error_json(w, &sb, final);
+		worker_error_json(w, &sb, final);
 		if (!sb.err) {
-			w_write(w, "data: ", 6);
-			w_write(w, sb.p, sb.len);
-			w_write(w, "\n\n", 2);
+			worker_write(w, "data: ", 6);
+			worker_write(w, sb.p, sb.len);
+			worker_write(w, "\n\n", 2);
 		}
 		return;
 	}
 	if (!w->streamed)
-		w_oai_chunk(w, final ? final : "", final ? strlen(final) : 0,
+		openai_chunk(w, final ? final : "", final ? strlen(final) : 0,
 		    NULL);
-	w_oai_chunk(w, NULL, 0, "stop");
+	openai_chunk(w, NULL, 0, "stop");
 	if (w->tr->include_usage)
-		w_printf(w, "data: {\"id\":\"%s\",\"object\":\"chat.completion."
+		worker_printf(w, "data: {\"id\":\"%s\",\"object\":\"chat.completion."
 		    "chunk\",\"created\":%lld,\"choices\":[],\"usage\":{"
 		    "\"prompt_tokens\":%lu,\"completion_tokens\":%lu,"
 		    "\"total_tokens\":%lu}}\n\n", w->id, w->created, in, out,
 		    in + out);
-	w_write(w, "data: [DONE]\n\n", 14);
+	worker_write(w, "data: [DONE]\n\n", 14);
 }

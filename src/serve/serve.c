@@ -238,7 +238,7 @@ jobs_tick(struct srv *s, pid_t *pid, long long *next)
 	}
 	if (*pid != 0)
 		return;
-	child_detach(s);
+	worker_detach(s);
 	if ((n = jobs_run_due(s->perm, s->cfg, NULL, 0)) == -E_NOMEM)
 		_exit(s->o->nomem("running the due jobs"));
 	_exit(n < 0 ? SERVE_FAIL : SERVE_OK);
@@ -381,21 +381,21 @@ serve_main(struct arena *perm, const struct serve_opts *o)
 					busy++;
 				else if (k->st == C_HEAD && k->in_len == 0 &&
 				    k->h.nlines == 0)
-					conn_close(&s, k);
+					httpd_close(&s, k);
 			}
 			if (busy == 0)
 				break;
 		}
 		if (HAVE_JOBS) {
 			jobs_tick(&s, &jpid, &jnext);
-			jobs_streams(&s);
+			jobs_api_streams(&s);
 		}
 		/* to flash, only what changed */
 		if (HAVE_PERSIST && time(NULL) >= psync) {
 			persist_run(s.cfg, perm, 1);
 			psync = time(NULL) + s.cfg->persist.interval;
 		}
-		step(&s);
+		httpd_step(&s);
 	}
 	if (HAVE_PERSIST)
 		persist_run(s.cfg, perm, 1);

@@ -134,32 +134,32 @@ extern volatile sig_atomic_t got_term, got_hup;
 
 /* httpd.c: replies. Each returns 0 or -E_NOMEM (-E_LIMIT: out_printf
  * over 1 KiB); bytes wait in c->out for the poll loop. */
-int	out_add(struct conn *c, const void *p, size_t n);
-int	out_printf(struct conn *c, const char *fmt, ...) ATTR_PRINTF(2, 3);
+int	httpd_out(struct conn *c, const void *p, size_t n);
+int	httpd_printf(struct conn *c, const char *fmt, ...) ATTR_PRINTF(2, 3);
 /* Body bytes of a streamed reply, chunked unless HTTP/1.0. */
-int	out_chunk(struct conn *c, const char *p, size_t n);
+int	httpd_chunk(struct conn *c, const char *p, size_t n);
 /* The head of a response: len bytes of body, or len < 0 for a streamed
  * one; extra: more header lines, each ending in CRLF, or NULL. */
-int	out_head(struct conn *c, int st, const char *ctype, long long len,
+int	httpd_head(struct conn *c, int st, const char *ctype, long long len,
 	    const char *extra);
 /* A whole response with a body; then c is C_WRITE. */
-int	respond(struct srv *s, struct conn *c, int st, const char *ctype,
+int	httpd_respond(struct srv *s, struct conn *c, int st, const char *ctype,
 	    const char *body, size_t n, const char *extra);
 /* An error in the OpenAI shape ({"error": {message, type, code}}). */
-int	respond_err(struct srv *s, struct conn *c, int st, const char *type,
+int	httpd_respond_err(struct srv *s, struct conn *c, int st, const char *type,
 	    const char *msg, const char *extra);
 /* Close c's socket, its source and TLS, free its buffers: C_FREE. */
-void	conn_close(struct srv *s, struct conn *c);
+void	httpd_close(struct srv *s, struct conn *c);
 /* One pass of the loop: poll, then serve what is ready. */
-void	step(struct srv *s);
+void	httpd_step(struct srv *s);
 
 /* api.c */
 /* The on-disk name of a token's session: "TAG.NAME"; NULL when bad. */
-const char *stored_name(struct srv *s, struct conn *c, const char *name);
+const char *api_stored_name(struct srv *s, struct conn *c, const char *name);
 /* The value of a query parameter in c->a, or NULL. */
-const char *query(struct conn *c, const char *key);
+const char *api_query(struct conn *c, const char *key);
 /* sb and a newline as a 200 application/json reply (503: sb ran out). */
-int	send_json(struct srv *s, struct conn *c, struct sbuf *sb);
+int	api_send_json(struct srv *s, struct conn *c, struct sbuf *sb);
 /* What walk_skills hands each skill. */
 struct skills_ctx {
 	struct json_writer	*w;
@@ -169,60 +169,60 @@ struct skills_ctx {
 	long long		 created;
 };
 /* 1 when name is a word of the space-separated list (NULL: all). */
-int	in_words(const char *list, const char *name);
+int	api_in_words(const char *list, const char *name);
 /* Walk the skills the token may use with fn; 0 or -E_*. */
-int	walk_skills(struct srv *s, struct conn *c, struct skills_ctx *x,
+int	api_walk_skills(struct srv *s, struct conn *c, struct skills_ctx *x,
 	    int (*fn)(void *, const struct skill *));
 /* Answer the request whose head (and body) came. */
-int	route(struct srv *s, struct conn *c);
+int	api_route(struct srv *s, struct conn *c);
 
 /* openai.c */
 /* GET /v1/models: skillbox, the default entry agent, and (HAVE_ORCH) the
  * orchestration skills the token may use. */
-int	ep_models(struct srv *s, struct conn *c);
+int	openai_models(struct srv *s, struct conn *c);
 /* The entry agent a request names: NULL or "skillbox" is the default;
  * else an orchestration skill the token may use. 0, or -E_NOENT. */
-int	find_agent(struct srv *s, struct conn *c, const char *name);
+int	openai_find_agent(struct srv *s, struct conn *c, const char *name);
 /* Text of an OpenAI message content (token t of d) into c->a: a string,
  * or the text parts of an array joined by newlines. 0 or -E_*. */
-int	content_text(struct conn *c, const struct json_doc *d, int t,
+int	openai_content_text(struct conn *c, const struct json_doc *d, int t,
 	    char **out, size_t *n);
 /* A session name from the OpenAI `user` field: itself when it is a valid
  * name, else "u-" and 16 hex digits of its hash (in c->a). */
-const char *user_session(struct conn *c, const char *user);
+const char *openai_user_session(struct conn *c, const char *user);
 /* In the worker: an OpenAI chunk with a content delta (role on the
  * first), or the closing one with finish_reason. */
-void	w_oai_chunk(struct wctx *w, const char *text, size_t n,
+void	openai_chunk(struct wctx *w, const char *text, size_t n,
 	    const char *finish);
 /* In the worker: the end of a streamed OpenAI turn. */
-void	w_oai_end(struct wctx *w, enum agent_status st, const char *final,
+void	openai_end(struct wctx *w, enum agent_status st, const char *final,
 	    unsigned long in, unsigned long out);
 
 /* worker.c */
 /* POST /api/v1/run, .../answer (c->tr.answer set) and, oai, the chat
  * completions: parse, then start the turn, queue it or say busy. */
-int	ep_turn(struct srv *s, struct conn *c, int oai);
+int	worker_turn(struct srv *s, struct conn *c, int oai);
 /* Start queued turns while there is room, oldest first. */
-void	run_queue(struct srv *s);
+void	worker_run_queue(struct srv *s);
 /* The worker's status line in c->ph as the reply's head. */
-int	relay_head(struct srv *s, struct conn *c);
+int	worker_relay_head(struct srv *s, struct conn *c);
 /* Finish the reply of a worker that died (its wait status wst). */
-void	relay_died(struct srv *s, struct conn *c, int wst);
+void	worker_relay_died(struct srv *s, struct conn *c, int wst);
 /* In a forked child (a turn's worker, the jobs dispatcher): signals at
  * their defaults, none of the server's sockets and pipes, and no TLS
  * session keys or server key left in memory. */
-void	child_detach(struct srv *s);
+void	worker_detach(struct srv *s);
 /* In the worker: bytes into the pipe; a pipe that broke is given up. */
-void	w_write(struct wctx *w, const char *p, size_t n);
-void	w_printf(struct wctx *w, const char *fmt, ...) ATTR_PRINTF(2, 3);
+void	worker_write(struct wctx *w, const char *p, size_t n);
+void	worker_printf(struct wctx *w, const char *fmt, ...) ATTR_PRINTF(2, 3);
 /* The JSON of an error, OpenAI's shape, into sb. */
-void	w_error_json(struct wctx *w, struct sbuf *sb, const char *msg);
+void	worker_error_json(struct wctx *w, struct sbuf *sb, const char *msg);
 
 /* jobs_api.c (HAVE_JOBS) */
 /* /api/v1/jobs...: p is the rest of the path. */
-int	ep_jobs(struct srv *s, struct conn *c, const char *p, int get,
+int	jobs_api_route(struct srv *s, struct conn *c, const char *p, int get,
 	    int post);
 /* Feed, beat and end the streams of /api/v1/jobs/events. */
-void	jobs_streams(struct srv *s);
+void	jobs_api_streams(struct srv *s);
 
 #endif

@@ -33,13 +33,13 @@ parse_turn(struct srv *s, struct conn *c, int oai, int *bad)
 	*bad = 1;
 	if (json_parse(&c->a, c->body ? c->body : "", c->body_len, REQ_TOKENS,
 	    &d) != 0 || d.n == 0 || d.t[0].type != JSON_OBJ)
-		return respond_err(s, c, 400, "invalid_request_error", "the "
+		return httpd_respond_err(s, c, 400, "invalid_request_error", "the "
 		    "body must be a JSON object", NULL);
 	if (!oai) {
 		t = json_get(&d, 0, "approve");
 		if (t >= 0 && tr->path_session != NULL) {
 			if (json_bool(&d, t, &tr->approve) != 0)
-				return respond_err(s, c, 400,
+				return httpd_respond_err(s, c, 400,
 				    "invalid_request_error", "'approve' must be "
 				    "true or false", NULL);
 			tr->decide = 1;
@@ -50,7 +50,7 @@ parse_turn(struct srv *s, struct conn *c, int oai, int *bad)
 			n = 0;
 		} else if (json_str(&d, &c->a, json_get(&d, 0, "input"), &str,
 		    &n) != 0 || n == 0)
-			return respond_err(s, c, 400, "invalid_request_error",
+			return httpd_respond_err(s, c, 400, "invalid_request_error",
 			    "'input' must be a non-empty string", NULL);
 		tr->input = str;
 		tr->inlen = n;
@@ -59,7 +59,7 @@ parse_turn(struct srv *s, struct conn *c, int oai, int *bad)
 			t = -1, str = (char *)tr->path_session;
 		if (t >= 0 && !json_is_null(&d, t) && json_str(&d, &c->a, t,
 		    &str, NULL) != 0)
-			return respond_err(s, c, 400, "invalid_request_error",
+			return httpd_respond_err(s, c, 400, "invalid_request_error",
 			    "'session' must be a string", NULL);
 		if ((t < 0 || json_is_null(&d, t)) && tr->path_session == NULL) {
 			unsigned char rnd[6];
@@ -68,7 +68,7 @@ parse_turn(struct srv *s, struct conn *c, int oai, int *bad)
 
 			if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) !=
 			    (ssize_t)sizeof(rnd))
-				return respond_err(s, c, 503, "server_error",
+				return httpd_respond_err(s, c, 503, "server_error",
 				    "no random bytes", NULL);
 			for (k = 0; k < sizeof(rnd); k++)
 				snprintf(hex + 2 * k, 3, "%02x", rnd[k]);
@@ -78,7 +78,7 @@ parse_turn(struct srv *s, struct conn *c, int oai, int *bad)
 		t = HAVE_ORCH ? json_get(&d, 0, "agent") : -1;
 		if (t >= 0 && !json_is_null(&d, t) && json_str(&d, &c->a, t,
 		    &str, NULL) != 0)
-			return respond_err(s, c, 400, "invalid_request_error",
+			return httpd_respond_err(s, c, 400, "invalid_request_error",
 			    "'agent' must be a string", NULL);
 		tr->agent = t >= 0 && !json_is_null(&d, t) ? str : NULL;
 		c->kind = acc != NULL && strstr(acc, "application/json") &&
@@ -86,7 +86,7 @@ parse_turn(struct srv *s, struct conn *c, int oai, int *bad)
 	} else {
 		if ((t = json_get(&d, 0, "stream")) >= 0 &&
 		    !json_is_null(&d, t) && json_bool(&d, t, &stream) != 0)
-			return respond_err(s, c, 400, "invalid_request_error",
+			return httpd_respond_err(s, c, 400, "invalid_request_error",
 			    "'stream' must be true or false", NULL);
 		c->kind = stream ? K_OAI_SSE : K_OAI_JSON;
 		t = json_get(&d, 0, "stream_options");
@@ -98,27 +98,27 @@ parse_turn(struct srv *s, struct conn *c, int oai, int *bad)
 			tr->model = tr->agent = str;
 		m = json_get(&d, 0, "messages");
 		if (m < 0 || d.t[m].type != JSON_ARR || d.t[m].size == 0)
-			return respond_err(s, c, 400, "invalid_request_error",
+			return httpd_respond_err(s, c, 400, "invalid_request_error",
 			    "'messages' must be a non-empty array", NULL);
 		tr->seed = arena_zalloc(&c->a, (size_t)d.t[m].size *
 		    sizeof(*tr->seed));
 		if (tr->seed == NULL)
-			return respond_err(s, c, 503, "server_error", "out of "
+			return httpd_respond_err(s, c, 503, "server_error", "out of "
 			    "memory in the server", NULL);
 		for (i = 0; (t = json_at(&d, m, (unsigned)i)) >= 0; i++) {
 			if (json_str(&d, &c->a, json_get(&d, t, "role"),
 			    &role, NULL) != 0)
-				return respond_err(s, c, 400,
+				return httpd_respond_err(s, c, 400,
 				    "invalid_request_error", "each message "
 				    "needs a 'role'", NULL);
 			if (strcmp(role, "user") != 0 && strcmp(role,
 			    "assistant") != 0)
 				continue;	/* system, tool: ours rule */
-			if (content_text(c, &d, json_get(&d, t, "content"),
+			if (openai_content_text(c, &d, json_get(&d, t, "content"),
 			    &str, &n) != 0) {
 				if (strcmp(role, "assistant") == 0)
 					continue;	/* only tool calls */
-				return respond_err(s, c, 400,
+				return httpd_respond_err(s, c, 400,
 				    "invalid_request_error", "a user message "
 				    "needs 'content': a string or text parts",
 				    NULL);
@@ -132,7 +132,7 @@ parse_turn(struct srv *s, struct conn *c, int oai, int *bad)
 			tr->nseed++;
 		}
 		if (last < 0 || tr->seed[last].n == 0)
-			return respond_err(s, c, 400, "invalid_request_error",
+			return httpd_respond_err(s, c, 400, "invalid_request_error",
 			    "no user message with text", NULL);
 		tr->input = tr->seed[last].s;
 		tr->inlen = tr->seed[last].n;
@@ -140,19 +140,19 @@ parse_turn(struct srv *s, struct conn *c, int oai, int *bad)
 		str = NULL;
 		if ((t = json_get(&d, 0, "user")) >= 0 &&
 		    json_str(&d, &c->a, t, &str, &n) == 0 && n > 0) {
-			tr->shown = user_session(c, str);
+			tr->shown = openai_user_session(c, str);
 			tr->nseed = 0;	/* the session holds the history */
 		}
 	}
-	if (HAVE_ORCH && find_agent(s, c, tr->agent) != 0)
-		return respond_err(s, c, 404, oai ? "invalid_request_error" :
+	if (HAVE_ORCH && openai_find_agent(s, c, tr->agent) != 0)
+		return httpd_respond_err(s, c, 404, oai ? "invalid_request_error" :
 		    "not_found", oai ? "no such model: GET /v1/models lists "
 		    "them" : "no such agent: GET /v1/models lists them", NULL);
 	if (tr->agent != NULL && strcmp(tr->agent, "skillbox") == 0)
 		tr->agent = NULL;
 	if (tr->shown != NULL &&
-	    (tr->session = stored_name(s, c, tr->shown)) == NULL)
-		return respond_err(s, c, 400, "invalid_request_error", "bad "
+	    (tr->session = api_stored_name(s, c, tr->shown)) == NULL)
+		return httpd_respond_err(s, c, 400, "invalid_request_error", "bad "
 		    "session name: 1-55 letters, digits, '.', '_' or '-', not "
 		    "starting with '.'", NULL);
 	*bad = 0;
@@ -161,7 +161,7 @@ parse_turn(struct srv *s, struct conn *c, int oai, int *bad)
 
 /* see serve_int.h */
 void
-w_write(struct wctx *w, const char *p, size_t n)
+worker_write(struct wctx *w, const char *p, size_t n)
 {
 	ssize_t k;
 
@@ -180,7 +180,7 @@ w_write(struct wctx *w, const char *p, size_t n)
 
 /* see serve_int.h */
 void
-w_printf(struct wctx *w, const char *fmt, ...)
+worker_printf(struct wctx *w, const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
@@ -190,7 +190,7 @@ w_printf(struct wctx *w, const char *fmt, ...)
 	n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	if (n > 0)
-		w_write(w, buf, MIN((size_t)n, sizeof(buf) - 1));
+		worker_write(w, buf, MIN((size_t)n, sizeof(buf) - 1));
 }
 
 static void
@@ -200,18 +200,18 @@ w_event(void *ctx, const struct agent_event *e)
 
 	if (w->kind == K_RUN_SSE) {
 		if (e->off >= 0)
-			w_printf(w, "id: %lld\n", e->off);
-		w_printf(w, "event: %s\ndata: ", e->type);
-		w_write(w, e->json, e->n);
-		w_write(w, "\n\n", 2);
+			worker_printf(w, "id: %lld\n", e->off);
+		worker_printf(w, "event: %s\ndata: ", e->type);
+		worker_write(w, e->json, e->n);
+		worker_write(w, "\n\n", 2);
 	} else if (w->kind == K_OAI_SSE && strcmp(e->type, "text") == 0 &&
 	    e->agent != NULL && strcmp(e->agent, "entry") == 0 && e->len > 0)
-		w_oai_chunk(w, e->text, e->len, NULL);
+		openai_chunk(w, e->text, e->len, NULL);
 }
 
 /* see serve_int.h */
 void
-w_error_json(struct wctx *w, struct sbuf *sb, const char *msg)
+worker_error_json(struct wctx *w, struct sbuf *sb, const char *msg)
 {
 	struct json_writer j;
 
@@ -245,7 +245,7 @@ w_reply(struct wctx *w, struct agent *ag, enum agent_status st,
 		    "a limit of the turn was reached (limits)" :
 		    "the turn failed";
 	if (!ok && w->kind == K_OAI_JSON) {
-		w_error_json(w, &sb, final);
+		worker_error_json(w, &sb, final);
 	} else {
 		json_writer_init(&j, &sb);
 		json_begin_obj(&j);
@@ -294,16 +294,16 @@ w_reply(struct wctx *w, struct agent *ag, enum agent_status st,
 		json_end_obj(&j);
 	}
 	sbuf_addc(&sb, '\n');
-	w_printf(w, "%d application/json %s\n", ok ? 200 : 500,
+	worker_printf(w, "%d application/json %s\n", ok ? 200 : 500,
 	    w->tr->shown ? w->tr->shown : "-");
 	if (!sb.err)
-		w_write(w, sb.p, sb.len);
+		worker_write(w, sb.p, sb.len);
 	(void)ag;
 }
 
 /* see serve_int.h */
 void
-child_detach(struct srv *s)
+worker_detach(struct srv *s)
 {
 	unsigned i;
 
@@ -339,7 +339,7 @@ worker(struct srv *s, struct conn *c, int wfd)
 	unsigned i;
 	int e;
 
-	child_detach(s);
+	worker_detach(s);
 	mem_set_limit(mem_used() + s->slice);
 	memset(&w, 0, sizeof(w));
 	w.fd = wfd;
@@ -364,12 +364,12 @@ worker(struct srv *s, struct conn *c, int wfd)
 		struct sbuf sb;
 
 		sbuf_init(&sb, &c->a, 0);
-		w_error_json(&w, &sb, e == -E_NOMEM ? "the turn's memory "
+		worker_error_json(&w, &sb, e == -E_NOMEM ? "the turn's memory "
 		    "budget ran out while starting" : why);
 		sbuf_addc(&sb, '\n');
-		w_printf(&w, "%d application/json -\n", e == -E_BUSY ? 409 :
+		worker_printf(&w, "%d application/json -\n", e == -E_BUSY ? 409 :
 		    e == -E_INVAL ? 400 : 500);
-		w_write(&w, sb.p, sb.len);
+		worker_write(&w, sb.p, sb.len);
 		_exit(0);
 	}
 	if (tr->answer && (agent_question(ag) == NULL || tr->decide !=
@@ -377,13 +377,13 @@ worker(struct srv *s, struct conn *c, int wfd)
 		struct sbuf sb;
 
 		sbuf_init(&sb, &c->a, 0);
-		w_error_json(&w, &sb, agent_question(ag) == NULL ? "the session "
+		worker_error_json(&w, &sb, agent_question(ag) == NULL ? "the session "
 		    "waits on no question" : tr->decide ? "the session waits on "
 		    "an answer (input)" : "the session waits on an approval "
 		    "(approve)");
 		sbuf_addc(&sb, '\n');
-		w_printf(&w, "409 application/json -\n");
-		w_write(&w, sb.p, sb.len);
+		worker_printf(&w, "409 application/json -\n");
+		worker_write(&w, sb.p, sb.len);
 		agent_close(ag);
 		_exit(0);
 	}
@@ -396,7 +396,7 @@ worker(struct srv *s, struct conn *c, int wfd)
 		    tr->seed[i].n) != 0)
 			break;
 	if (c->kind == K_RUN_SSE || c->kind == K_OAI_SSE)
-		w_printf(&w, "200 text/event-stream %s\n", tr->shown ?
+		worker_printf(&w, "200 text/event-stream %s\n", tr->shown ?
 		    tr->shown : "-");
 	if (HAVE_ORCH)
 		agent_entry(ag, tr->agent, 0);
@@ -406,11 +406,11 @@ worker(struct srv *s, struct conn *c, int wfd)
 	    agent_turn(ag, tr->input, tr->inlen, &final);
 	agent_usage(ag, &in1, &out1, &cost);
 	if (c->kind == K_RUN_SSE)
-		w_printf(&w, "event: done\ndata: {\"session\":\"%s\","
+		worker_printf(&w, "event: done\ndata: {\"session\":\"%s\","
 		    "\"status\":\"%s\"}\n\n", tr->shown ? tr->shown : "",
 		    status_names[st]);
 	else if (c->kind == K_OAI_SSE)
-		w_oai_end(&w, st, final, in1 - in0, out1 - out0);
+		openai_end(&w, st, final, in1 - in0, out1 - out0);
 	else
 		w_reply(&w, ag, st, final, in1 - in0, out1 - out0);
 	agent_close(ag);
@@ -425,13 +425,13 @@ start_turn(struct srv *s, struct conn *c)
 	pid_t pid;
 
 	if (pipe2(p, O_CLOEXEC) != 0)
-		return respond_err(s, c, 503, "server_error", "cannot start "
+		return httpd_respond_err(s, c, 503, "server_error", "cannot start "
 		    "a worker: out of file descriptors",
 		    "Retry-After: " RETRY_AFTER "\r\n");
 	if ((pid = fork()) < 0) {
 		close(p[0]);
 		close(p[1]);
-		return respond_err(s, c, 503, "server_error", "cannot start "
+		return httpd_respond_err(s, c, 503, "server_error", "cannot start "
 		    "a worker: fork failed", "Retry-After: " RETRY_AFTER
 		    "\r\n");
 	}
@@ -450,7 +450,7 @@ start_turn(struct srv *s, struct conn *c)
 
 /* see serve_int.h */
 void
-run_queue(struct srv *s)
+worker_run_queue(struct srv *s)
 {
 	struct conn *best;
 	unsigned i;
@@ -470,20 +470,20 @@ run_queue(struct srv *s)
 
 /* see serve_int.h */
 int
-ep_turn(struct srv *s, struct conn *c, int oai)
+worker_turn(struct srv *s, struct conn *c, int oai)
 {
 	int bad;
 
 	if (parse_turn(s, c, oai, &bad) != 0 || bad)
 		return 0;
 	if (got_term)
-		return respond_err(s, c, 503, "server_error", "the server is "
+		return httpd_respond_err(s, c, 503, "server_error", "the server is "
 		    "stopping", NULL);
 	if (s->turns < s->cfg->serve.max_turns)
 		return start_turn(s, c);
 	if (s->queued >= s->cfg->serve.queue) {
 		c->close = 1;
-		return respond_err(s, c, 503, "server_error", "busy: every "
+		return httpd_respond_err(s, c, 503, "server_error", "busy: every "
 		    "turn slot and the queue are full", "Retry-After: "
 		    RETRY_AFTER "\r\n");
 	}
@@ -497,7 +497,7 @@ ep_turn(struct srv *s, struct conn *c, int oai)
 
 /* see serve_int.h */
 int
-relay_head(struct srv *s, struct conn *c)
+worker_relay_head(struct srv *s, struct conn *c)
 {
 	char extra[120], *ctype, *sess;
 	int st, i;
@@ -516,12 +516,12 @@ relay_head(struct srv *s, struct conn *c)
 		snprintf(extra, sizeof(extra), "X-Skillbox-Session: %s\r\n",
 		    sess);
 	c->headed = 1;
-	return out_head(c, st, ctype, -1, extra);
+	return httpd_head(c, st, ctype, -1, extra);
 }
 
 /* see serve_int.h */
 void
-relay_died(struct srv *s, struct conn *c, int wst)
+worker_relay_died(struct srv *s, struct conn *c, int wst)
 {
 	char msg[160], b[320];
 	int n;
@@ -535,7 +535,7 @@ relay_died(struct srv *s, struct conn *c, int wst)
 	log_err("%s (%s %s)", msg, c->h.method, c->h.target);
 	if (!c->headed) {
 		c->out_len = c->out_off = 0;
-		(void)respond_err(s, c, 500, "server_error", msg, NULL);
+		(void)httpd_respond_err(s, c, 500, "server_error", msg, NULL);
 		return;
 	}
 	if (c->kind == K_RUN_SSE)
@@ -550,5 +550,5 @@ relay_died(struct srv *s, struct conn *c, int wst)
 		c->chunked = 0;
 		return;
 	}
-	(void)out_chunk(c, b, (size_t)n);
+	(void)httpd_chunk(c, b, (size_t)n);
 }
