@@ -3,7 +3,8 @@
 #   make [ARCH=x86_64|aarch64|armv7|mips|mipsel|riscv64] [BOARD=name] [V=1]
 #   make test        unit + end-to-end tests, native
 #   make test-cross  the same suites for every other arch under qemu-user
-#                    (-j2: two arches at once, each into build/ARCH/test.log)
+#                    (each into build/ARCH/test.log; -j2 runs two at once,
+#                    but their scripts then share uid 65534's process count)
 #   make test-boot   armv7, aarch64, mipsel booted in Debian's kernels under qemu-system
 #   make size        stripped size per arch and what each library adds
 #   make size-check  every binary within its budget and 4 KiB of its baseline
@@ -232,8 +233,10 @@ test: $(BIN) $(B)/unit-tests
 	$(Q)BIN=$(BIN) UNIT=$(B)/unit-tests RUNNER="$(RUNNER)" ARCH=$(ARCH) \
 	    READELF=$(READELF) sh tests/run $(TESTS)
 
-# Each arch into its own log, printed whole when it ends: with -j2 two
-# arches run at once (a suite under qemu keeps about one CPU busy).
+# Each arch into its own log, printed whole when it ends. With -j2 two
+# arches run at once, faster, but not for CI: the scripts of both run as
+# uid 65534 and share its process count (RLIMIT_NPROC is per user), so one
+# suite's fork bomb test can leave the other's scripts unable to fork.
 test-cross: $(CROSS_ARCHES:%=test-cross-%)
 test-cross-%:
 	$(Q)mkdir -p build/$*; rc=0; \
