@@ -3,8 +3,7 @@
 #   make [ARCH=x86_64|aarch64|armv7|mips|mipsel|riscv64] [BOARD=name] [V=1]
 #   make test        unit + end-to-end tests, native
 #   make test-cross  the same suites for every other arch under qemu-user
-#                    (each into build/ARCH/test.log; -j2 runs two at once,
-#                    but their scripts then share uid 65534's process count)
+#                    (each into build/ARCH/test.log; -j2: two at once)
 #   make test-boot   armv7, aarch64, mipsel booted in Debian's kernels under qemu-system
 #   make size        stripped size per arch and what each library adds
 #   make size-check  every binary within its budget and 4 KiB of its baseline
@@ -234,12 +233,14 @@ test: $(BIN) $(B)/unit-tests
 	    READELF=$(READELF) sh tests/run $(TESTS)
 
 # Each arch into its own log, printed whole when it ends. With -j2 two
-# arches run at once, faster, but not for CI: the scripts of both run as
-# uid 65534 and share its process count (RLIMIT_NPROC is per user), so one
-# suite's fork bomb test can leave the other's scripts unable to fork.
+# arches run at once (a suite under qemu waits more than it computes).
+# The scripts of both run as uid 65534 and share its process count
+# (RLIMIT_NPROC is per user), so the suite that uses it up, sandbox, runs
+# alone (SUITE_LOCK, tests/run).
 test-cross: $(CROSS_ARCHES:%=test-cross-%)
 test-cross-%:
 	$(Q)mkdir -p build/$*; rc=0; \
+	SUITE_LOCK=$(CURDIR)/build/.suite-lock \
 	$(MAKE) --no-print-directory ARCH=$* test >build/$*/test.log 2>&1 || rc=$$?; \
 	echo "== $* (exit $$rc)"; cat build/$*/test.log; exit $$rc
 
