@@ -94,7 +94,7 @@ fail(const char *what, int e)
 static int
 open_board(struct jctx *x)
 {
-	char why[320], *dir;
+	char why[320];
 	int e;
 
 	if ((e = cfg_load(&x->cfg, &app.perm, app.config, why,
@@ -104,11 +104,8 @@ open_board(struct jctx *x)
 		log_err("%s", why);
 		return EXIT_FAIL;
 	}
-	if ((dir = arena_printf(&app.perm, "%s/jobs", x->cfg.state_dir)) ==
-	    NULL)
-		return cmd_nomem("opening the board");
-	if ((e = board_open(&x->board, dir, x->cfg.jobs.compact_at)) != 0)
-		return fail(dir, e);
+	if ((e = board_open_cfg(&x->board, &x->cfg)) != 0)
+		return fail(x->cfg.state_dir, e);
 	return 0;
 }
 

@@ -1,6 +1,7 @@
 /* jobs.c - the durable job board: a journal of JSON lines (jobs.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -450,6 +451,18 @@ board_open(struct board *b, const char *dir, size_t compact_at)
 	}
 	board_unlock(b);
 	return 0;
+}
+
+/* see jobs.h */
+int
+board_open_cfg(struct board *b, const struct cfg *c)
+{
+	char dir[PATH_MAX];
+
+	if ((size_t)snprintf(dir, sizeof(dir), "%s/jobs", c->state_dir) >=
+	    sizeof(dir))
+		return -E_LIMIT;
+	return board_open(b, dir, c->jobs.compact_at);
 }
 
 void
@@ -1161,7 +1174,7 @@ job_answer(struct arena *a, const struct cfg *c, const char *session,
 	struct board b;
 	struct job *j;
 	long long id;
-	char *t = NULL, *dir;
+	char *t = NULL;
 	int r;
 
 	if (strncmp(session, "job-", 4) != 0 ||
@@ -1169,8 +1182,7 @@ job_answer(struct arena *a, const struct cfg *c, const char *session,
 		return 0;
 	*msg = "the job board: an I/O error or no memory";
 	if ((text != NULL && (t = arena_strndup(a, text, n)) == NULL) ||
-	    (dir = arena_printf(a, "%s/jobs", c->state_dir)) == NULL ||
-	    board_open(&b, dir, c->jobs.compact_at) != 0)
+	    board_open_cfg(&b, c) != 0)
 		return -1;
 	if (board_lock(&b) != 0) {
 		board_close(&b);

@@ -106,6 +106,9 @@ struct board {
 /* Open (creating) the board in folder dir, and load it. 0, -E_IO or
  * -E_NOMEM. */
 int	board_open(struct board *b, const char *dir, size_t compact_at);
+/* The board of configuration c: <state_dir>/jobs, as board_open. */
+struct cfg;
+int	board_open_cfg(struct board *b, const struct cfg *c);
 void	board_close(struct board *b);
 
 /* Take the lock and re-read the journal (every earlier pointer into the

@@ -27,9 +27,7 @@
 static struct board *
 jb_open(struct srv *s, struct conn *c, struct board *b)
 {
-	const char *dir = arena_printf(&c->a, "%s/jobs", s->cfg->state_dir);
-
-	if (dir != NULL && board_open(b, dir, s->cfg->jobs.compact_at) == 0) {
+	if (board_open_cfg(b, s->cfg) == 0) {
 		if (board_lock(b) == 0)
 			return b;
 		board_close(b);

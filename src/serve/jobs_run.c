@@ -260,15 +260,12 @@ jobs_run_due(struct arena *perm, const struct cfg *c, struct board *bd,
 	unsigned who[64];
 	pid_t pids[64], p;
 	long long t = job_now();
-	char *dir;
 	int e, status, k;
 
 	max = max > 0 ? MIN(max, 64) : (int)c->jobs.max_parallel;
 	if (bd == NULL) {
-		if ((dir = arena_printf(perm, "%s/jobs", c->state_dir)) == NULL)
-			return -E_NOMEM;
-		if ((e = board_open(&own, dir, c->jobs.compact_at)) != 0)
-			return fail(dir, e);
+		if ((e = board_open_cfg(&own, c)) != 0)
+			return fail(c->state_dir, e);
 		bd = &own;
 	}
 	b = bd;
