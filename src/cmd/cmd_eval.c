@@ -32,7 +32,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +40,7 @@
 
 #include "agent/agent.h"
 #include "agent/cfg.h"
+#include "base/ere.h"
 #include "cmd/cmd.h"
 #include "fmt/fm.h"
 #include "fmt/json.h"
@@ -159,8 +159,9 @@ parse_case(struct ecase *c, const struct fm_node *map, unsigned idx,
     struct arena *a)
 {
 	const struct fm_node *k;
-	const char *s;
-	regex_t re;
+	const char *s, *why;
+	struct arena_mark m;
+	struct ere re;
 	int e;
 
 	memset(c, 0, sizeof(*c));
@@ -200,10 +201,13 @@ parse_case(struct ecase *c, const struct fm_node *map, unsigned idx,
 		} else if (strcmp(k->key, "expect") == 0) {
 			c->expect = s;
 		} else if (strcmp(k->key, "regex") == 0) {
-			if (regcomp(&re, s, REG_EXTENDED | REG_NOSUB) != 0)
-				return bad(k->line, "regex: not a POSIX "
-				    "extended regular expression");
-			regfree(&re);
+			m = arena_mark(a);
+			e = ere_comp(&re, a, s, &why);
+			arena_reset_to(a, m);
+			if (e == -E_NOMEM)
+				return bad(k->line, "regex: out of memory");
+			if (e != 0)
+				return bad(k->line, "regex: %s", why);
 			c->regex = s;
 		} else {
 			return bad(k->line, "unknown key '%.40s'", k->key);
@@ -445,7 +449,8 @@ grade(const struct ecase *c, struct agent *ag, const struct cfg *cf,
 {
 	const char *t;
 	size_t n, k;
-	regex_t re;
+	struct ere re;
+	int e;
 
 	r->ok = 1;
 	if (st != AG_OK)
@@ -469,11 +474,12 @@ grade(const struct ecase *c, struct agent *ag, const struct cfg *cf,
 	    each(c->contains, r, "contains", has_text, ans) != 0)
 		return;
 	if (c->regex != NULL) {
-		if (regcomp(&re, c->regex, REG_EXTENDED | REG_NOSUB) != 0)
+		const char *why;
+
+		if (ere_comp(&re, a, c->regex, &why) != 0 ||
+		    (e = ere_match(&re, a, ans, strlen(ans))) < 0)
 			return (void)fail(r, "regex: out of memory");
-		n = regexec(&re, ans, 0, NULL, 0) == 0;
-		regfree(&re);
-		if (!n)
+		if (e == 0)
 			return (void)fail(r, "regex: no match");
 	}
 	if (c->json != NULL && check_json(c, ans, a, r) != 0)

@@ -1,0 +1,75 @@
+/* fuzz_ere.c - libFuzzer harness for the regular expression matcher,
+ * differential against the C library's regcomp/regexec (glibc here, in
+ * the C locale, where both work on bytes).
+ *
+ * The input is the pattern, a NUL, then the text (NULs in the text end
+ * it, as for regexec). A pattern ours refuses must say why. When both
+ * take the pattern, both must agree whether it matches; a pattern only
+ * one side takes is not compared (POSIX leaves such patterns undefined,
+ * and ours refuses the GNU extensions on purpose). Nor is one with many
+ * repetition operators: glibc's matcher takes seconds on a+++++++++, which
+ * is glibc's time, not a finding (ours is linear).
+ */
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/arena.h"
+#include "base/ere.h"
+
+#define CHECK(c) do {							\
+	if (!(c))							\
+		abort();						\
+} while (0)
+
+static struct arena a;
+
+static int
+repeats(const char *p)
+{
+	int n = 0;
+
+	for (; *p != '\0'; p++)
+		n += strchr("*+?{", *p) != NULL;
+	return n;
+}
+
+int
+LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
+{
+	const char *why, *nul;
+	char *pat, *text;
+	struct ere re;
+	regex_t lre;
+	size_t plen;
+	int ours, theirs, e;
+
+	if ((nul = memchr(data, '\0', size)) == NULL)
+		return 0;
+	plen = (size_t)(nul - (const char *)data);
+	if (plen > 200)		/* a{255} in glibc is slow to build, not wrong */
+		return -1;
+	if ((pat = malloc(plen + 1)) == NULL ||
+	    (text = malloc(size - plen)) == NULL)
+		abort();
+	memcpy(pat, data, plen + 1);
+	memcpy(text, nul + 1, size - plen - 1);
+	text[size - plen - 1] = '\0';
+	arena_init(&a, "fuzz");
+	e = ere_comp(&re, &a, pat, &why);
+	CHECK(e == 0 || (e == -E_PARSE && why != NULL && why[0] != '\0'));
+	if (e == 0) {
+		ours = ere_match(&re, &a, text, strlen(text));
+		CHECK(ours == 0 || ours == 1);
+		if (repeats(pat) <= 6 &&
+		    regcomp(&lre, pat, REG_EXTENDED | REG_NOSUB) == 0) {
+			theirs = regexec(&lre, text, 0, NULL, 0) == 0;
+			regfree(&lre);
+			CHECK(ours == theirs);
+		}
+	}
+	arena_reset(&a);
+	free(pat);
+	free(text);
+	return 0;
+}
