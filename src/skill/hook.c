@@ -105,10 +105,8 @@ static int
 syntax(char *err, size_t errlen, const char *field)
 {
 	snprintf(err, errlen, "hook '%s': a hook is { event: pre_ or post_ "
-	    "tool_use, skill, subagent, model_request or turn; match: NAME "
-	    "('*' any characters); one of command: LINE, url: http(s)://..., "
-	    "pending: true; timeout: 1-600; on_error: deny or allow }",
-	    field);
+	    "tool_use, skill, subagent, model_request or turn; match; command, "
+	    "url or pending; timeout: 1-600; on_error }", field);
 	return -E_INVAL;
 }
 
@@ -168,7 +166,8 @@ parse_one(struct arena *a, const struct fm_node *m, const char *dir,
 		} else if (strcmp(k->key, "on_error") == 0) {
 			if (strcmp(k->s, "deny") != 0 &&
 			    strcmp(k->s, "allow") != 0)
-				return syntax(err, errlen, k->key);
+				return perr(err, errlen, "hook 'on_error': deny "
+				    "or allow");
 			onerr = k->s[0] == 'd';
 		} else
 			return syntax(err, errlen, k->key);
