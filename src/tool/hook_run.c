@@ -79,7 +79,10 @@ context(struct arena *a, const struct hook_step *st)
 	put(&w, "skill", st->skill);
 	put(&w, "id", st->id);
 	if (st->args != NULL) {
-		if (json_parse(a, st->args, st->args_len, 1u << 16, &d) != 0)
+		/* Refused before this (llm.c): here too, as the copy would
+		 * keep both keys and a hook read the other one. */
+		if (json_parse(a, st->args, st->args_len, 1u << 16, &d) != 0 ||
+		    json_dup_key(&d, a) != 0)
 			return (struct str){ NULL, 0 };
 		json_key(&w, "args");
 		json_put_tok(&w, &d, 0);
