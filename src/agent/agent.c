@@ -180,8 +180,9 @@ run_call(struct agent *ag, struct frame *fs, unsigned *top,
 	}
 	if (c->bad_args) {
 		out->text = arena_printf(&ag->turn, "the arguments are not "
-		    "valid JSON (got: %.200s); call %s again with a JSON "
-		    "object matching its schema", c->args, c->name);
+		    "valid JSON%s (got: %.200s); call %s again with a JSON "
+		    "object matching its schema", c->bad_args == 2 ? ": a key "
+		    "appears twice in one object" : "", c->args, c->name);
 		out->is_error = 1;
 		return 0;
 	}

@@ -201,8 +201,9 @@ gate(struct agent *ag, struct frame *f, const struct llm_call *c,
 {
 	struct hook_step st;
 	enum hook_verdict v;
-	const char *why, *q;
+	const char *why, *q, *args;
 	struct ev ev;
+	size_t n;
 	int ok = ag->approved != NULL && strcmp(ag->approved, c->id) == 0;
 
 	ag->approved = NULL;
@@ -222,13 +223,17 @@ gate(struct agent *ag, struct frame *f, const struct llm_call *c,
 		out->is_error = 1;
 		return 1;
 	}
+	/* The person sees the arguments as the hooks and the tool read
+	 * them (json_canon), not as the model spelled them. */
+	if ((args = json_canon(&ag->turn, c->args, c->args_len, &n)) == NULL)
+		args = c->args, n = c->args_len;
 	q = arena_printf(&ag->turn, "Approve %s %.*s%s (agent "
-	    "%s; %s)?", c->name, (int)MIN(c->args_len, 400), c->args,
-	    c->args_len > 400 ? "..." : "", f->name, why);
+	    "%s; %s)?", c->name, (int)MIN(n, 400), args, n > 400 ? "..." :
+	    "", f->name, why);
 	input_begin(ag, &ev, "approval", f, c->id);
 	json_kstr(&ev.w, "name", c->name);
 	json_key(&ev.w, "args");
-	json_put_strn(&ev.w, c->args, c->args_len);
+	json_put_strn(&ev.w, args, n);
 	json_kstr(&ev.w, "question", q);
 	ev.t.name = c->name;
 	ag->approval = 1;

@@ -262,6 +262,7 @@ agent_tool(struct agent *ag, const char *skill, const char *tool,
 	struct frame f;
 	struct llm_call c;
 	struct tool_env env;
+	struct json_doc d;
 	int id = tool_find(tool);
 
 	arena_reset(&ag->turn);
@@ -269,6 +270,17 @@ agent_tool(struct agent *ag, const char *skill, const char *tool,
 	memset(&f, 0, sizeof(f));
 	memset(&c, 0, sizeof(c));
 	out->is_error = 1;
+	/* As a model's calls (llm.c): hooks and the tool must read the
+	 * same arguments. */
+	if (json_parse(&ag->turn, args, n, 1u << 16, &d) != 0) {
+		out->text = "the arguments are not valid JSON";
+		return 0;
+	}
+	if (json_dup_key(&d, &ag->turn) != 0) {
+		out->text = "the arguments are not valid JSON: a key appears "
+		    "twice in one object";
+		return 0;
+	}
 	if ((f.skill = tool_skill_find(&ag->reg, skill)) == NULL ||
 	    skill_osk(f.skill) != NULL) {
 		out->text = "no such skill here";

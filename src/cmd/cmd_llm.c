@@ -101,7 +101,8 @@ on_call(void *ctx, const struct llm_call *c)
 			putchar('\n');
 		o->text_open = 0;
 		printf("tool call %s: %s %.*s%s\n", c->id, c->name,
-		    (int)c->args_len, c->args, c->bad_args ?
+		    (int)c->args_len, c->args, c->bad_args == 2 ?
+		    "  (a key appears twice in the arguments)" : c->bad_args ?
 		    "  (arguments are not a JSON object)" : "");
 		return;
 	}

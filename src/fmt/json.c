@@ -11,6 +11,7 @@
 #include "fmt/json.h"
 
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define JSMN_STRICT
@@ -468,6 +469,71 @@ json_get(const struct json_doc *d, int obj, const char *key)
 	return -1;
 }
 
+/* A key as its reader sees it: unescaped when it has escapes. */
+struct key {
+	const char	*p;
+	size_t		 n;
+};
+
+static int
+key_cmp(const void *x, const void *y)
+{
+	const struct key *a = x, *b = y;
+	int c = memcmp(a->p, b->p, MIN(a->n, b->n));
+
+	return c != 0 ? c : (a->n > b->n) - (a->n < b->n);
+}
+
+/* The keys of object obj sorted: 1 when two are equal. */
+static int
+obj_dup(const struct json_doc *d, struct arena *a, int obj)
+{
+	unsigned nk = (unsigned)d->t[obj].size, k;
+	const struct json_tok *t;
+	struct key *v;
+	size_t n;
+	char *s;
+	int i, e;
+
+	if ((v = arena_alloc(a, nk * sizeof(*v))) == NULL)
+		return -E_NOMEM;
+	for (i = obj + 1, k = 0; k < nk; k++, i = json_skip(d, i + 1)) {
+		t = &d->t[i];
+		v[k].p = d->js + t->start;
+		v[k].n = (size_t)(t->end - t->start);
+		/* A key that cannot be unescaped stays as it stands: no
+		 * query matches it anyway. */
+		if (memchr(v[k].p, '\\', v[k].n) == NULL ||
+		    (e = json_str(d, a, i, &s, &n)) == -E_PARSE)
+			continue;
+		if (e != 0)
+			return e;
+		v[k].p = s;
+		v[k].n = n;
+	}
+	qsort(v, nk, sizeof(*v), key_cmp);
+	for (k = 1; k < nk; k++)
+		if (key_cmp(&v[k - 1], &v[k]) == 0)
+			return 1;
+	return 0;
+}
+
+/* see json.h */
+int
+json_dup_key(const struct json_doc *d, struct arena *a)
+{
+	struct arena_mark m = arena_mark(a);
+	unsigned i;
+	int r = 0;
+
+	for (i = 0; i < d->n && r == 0; i++)
+		if (d->t[i].type == JSON_OBJ && d->t[i].size > 1) {
+			r = obj_dup(d, a, (int)i);
+			arena_reset_to(a, m);
+		}
+	return r;
+}
+
 /* see json.h */
 int
 json_at(const struct json_doc *d, int arr, unsigned k)
@@ -651,8 +717,9 @@ static const uint32_t plain_bits[4] = {
 };
 #define PLAIN(c)	((c) < 0x80 && (plain_bits[(c) >> 5] >> ((c) & 31) & 1))
 
+/* A string's body escaped: the quote, the backslash and controls. */
 static void
-put_esc(struct sbuf *sb, const char *str, size_t n)
+esc_body(struct sbuf *sb, const char *str, size_t n)
 {
 	static const char map[] = "\"\"\\\\\bb\ff\nn\rr\tt";
 	static const char hex[] = "0123456789abcdef";
@@ -661,7 +728,6 @@ put_esc(struct sbuf *sb, const char *str, size_t n)
 	char u[6] = { '\\', 'u', '0', '0' };
 	size_t k;
 
-	sbuf_addc(sb, '"');
 	for (run = s; s < e; ) {
 		if (PLAIN(*s)) {
 			s++;
@@ -688,7 +754,38 @@ put_esc(struct sbuf *sb, const char *str, size_t n)
 		run = ++s;
 	}
 	sbuf_add(sb, (const char *)run, (size_t)(s - run));
+}
+
+static void
+put_esc(struct sbuf *sb, const char *s, size_t n)
+{
 	sbuf_addc(sb, '"');
+	esc_body(sb, s, n);
+	sbuf_addc(sb, '"');
+}
+
+/* The escaped body js[s..e) of a string token unescaped and escaped
+ * again. Returns 0 or -E_PARSE (a lone surrogate). */
+static int
+put_unesc(struct sbuf *sb, const char *s, const char *e)
+{
+	unsigned char b[4];
+	const char *q;
+	int n;
+
+	sbuf_addc(sb, '"');
+	while (s < e) {
+		if ((q = memchr(s, '\\', (size_t)(e - s))) == NULL)
+			q = e;
+		esc_body(sb, s, (size_t)(q - s));
+		if ((s = q) < e) {
+			if ((n = unesc(&s, e, b)) < 0)
+				return n;
+			esc_body(sb, (const char *)b, (size_t)n);
+		}
+	}
+	sbuf_addc(sb, '"');
+	return 0;
 }
 
 static void
@@ -735,25 +832,34 @@ void json_end_obj(struct json_writer *w) { end(w, 1); }
 void json_begin_arr(struct json_writer *w) { begin(w, 0); }
 void json_end_arr(struct json_writer *w) { end(w, 0); }
 
-/* see json.h */
-void
-json_key(struct json_writer *w, const char *k)
+/* Before a key: the comma, or -1 when no key may go here. */
+static int
+pre_key(struct json_writer *w)
 {
 	uint64_t bit;
 
 	if (w->sb->err != 0)
-		return;
+		return -1;
 	bit = w->depth > 0 ? (uint64_t)1 << (w->depth - 1) : 0;
 	if (!(w->objs & bit) || w->key) {
 		fail(w, -E_INVAL);
-		return;
+		return -1;
 	}
 	if (w->more & bit)
 		sbuf_addc(w->sb, ',');
 	w->more |= bit;
+	w->key = 1;
+	return 0;
+}
+
+/* see json.h */
+void
+json_key(struct json_writer *w, const char *k)
+{
+	if (pre_key(w) != 0)
+		return;
 	put_esc(w->sb, k, strlen(k));
 	sbuf_addc(w->sb, ':');
-	w->key = 1;
 }
 
 /* see json.h */
@@ -785,6 +891,87 @@ json_put_raw(struct json_writer *w, const char *s, size_t n)
 {
 	if (pre(w) == 0)
 		sbuf_add(w->sb, s, n);
+}
+
+/* 1 when the writer is in an object and wants a key. */
+static int
+wants_key(const struct json_writer *w)
+{
+	return w->depth > 0 && (w->objs >> (w->depth - 1) & 1) && !w->key;
+}
+
+/* One token of json_put_tok (a container only opens). */
+static void
+put_one(struct json_writer *w, const struct json_doc *d,
+    const struct json_tok *t, int key)
+{
+	const char *s = d->js + t->start, *e = d->js + t->end;
+	int r;
+
+	if (t->type == JSON_OBJ || t->type == JSON_ARR)
+		begin(w, t->type == JSON_OBJ);
+	else if (t->type == JSON_PRIM)
+		json_put_raw(w, s, (size_t)(e - s));
+	else if ((key ? pre_key(w) : pre(w)) == 0) {
+		if ((r = put_unesc(w->sb, s, e)) != 0)
+			fail(w, r);
+		if (key)
+			sbuf_addc(w->sb, ':');
+	}
+}
+
+/* see json.h */
+void
+json_put_tok(struct json_writer *w, const struct json_doc *d, int i)
+{
+	/* Items (keys and values) still to come at each open level. */
+	unsigned left[JSON_MAX_DEPTH + 1], top = 0, stop;
+	const struct json_tok *t;
+	int key;
+
+	if (i < 0 || (unsigned)i >= d->n) {
+		fail(w, -E_INVAL);
+		return;
+	}
+	left[0] = 1;
+	for (stop = (unsigned)json_skip(d, i); (unsigned)i < stop &&
+	    w->sb->err == 0; i++) {
+		t = &d->t[i];
+		key = top > 0 && wants_key(w);
+		left[top]--;
+		put_one(w, d, t, key);
+		if ((t->type == JSON_OBJ || t->type == JSON_ARR) &&
+		    w->sb->err == 0)
+			left[++top] = (unsigned)t->size *
+			    (t->type == JSON_OBJ ? 2 : 1);
+		while (top > 0 && left[top] == 0 && w->sb->err == 0) {
+			end(w, (int)(w->objs >> (w->depth - 1) & 1));
+			top--;
+		}
+	}
+}
+
+/* see json.h */
+char *
+json_canon(struct arena *a, const char *js, size_t n, size_t *outlen)
+{
+	struct json_writer w;
+	struct json_doc d;
+	struct sbuf sb;
+
+	/* As many tokens as a call's arguments may have (llm.c). */
+	if (json_parse(a, js, n, 1u << 16, &d) != 0)
+		return NULL;
+	sbuf_init(&sb, a, 0);
+	json_writer_init(&w, &sb);
+	json_put_tok(&w, &d, 0);
+	if (json_writer_err(&w) != 0)
+		return NULL;
+	sbuf_addc(&sb, '\0');
+	if (sb.err != 0)
+		return NULL;
+	*outlen = sb.len - 1;
+	return sb.p;
 }
 
 static void

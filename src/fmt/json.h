@@ -106,6 +106,12 @@ const char *json_raw(const struct json_doc *d, int i, size_t *n);
 /* 1 when token i is null, else 0. */
 int	json_is_null(const struct json_doc *d, int i);
 
+/* 1 when an object in d has a key twice, compared unescaped ("a" and
+ * "\u0061" are one key); 0 when none; -E_NOMEM. Readers disagree on which
+ * of two keys counts (json_get takes the first), so a document that has
+ * them means different things to different readers. Scratch in `a`. */
+int	json_dup_key(const struct json_doc *d, struct arena *a);
+
 /* Writer. Errors are sticky in sb->err: -E_NOMEM or -E_LIMIT from the
  * buffer, -E_LIMIT for nesting deeper than JSON_MAX_DEPTH, -E_INVAL for a
  * call that would make invalid JSON (a value without its key in an object,
@@ -136,6 +142,15 @@ void	json_put_bool(struct json_writer *w, int v);
 void	json_put_null(struct json_writer *w);
 /* One value that is already valid JSON, copied as is. */
 void	json_put_raw(struct json_writer *w, const char *s, size_t n);
+/* Token i of d and what it holds, written again in one canonical form: no
+ * whitespace, strings unescaped and escaped as json_put_str does (so
+ * "\u0062" is "b"), numbers and literals as they stand. A string that
+ * cannot be unescaped (a lone surrogate) is -E_PARSE. */
+void	json_put_tok(struct json_writer *w, const struct json_doc *d, int i);
+/* js[0..n) in the form json_put_tok writes, in `a` with a NUL after it
+ * (its length in *outlen), or NULL when it is not JSON or `a` is full. */
+char	*json_canon(struct arena *a, const char *js, size_t n,
+	    size_t *outlen);
 /* The sticky error, or -E_INVAL while the document is unfinished; 0 when
  * sb holds exactly one complete value. */
 int	json_writer_err(const struct json_writer *w);

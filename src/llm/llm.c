@@ -215,6 +215,8 @@ acc_finish(struct llm_acc *acc, struct llm_reply *r)
 		m = arena_mark(acc->tmp);
 		c->bad_args = json_parse(acc->tmp, ab->p, ab->len, 1u << 16, &d)
 		    != 0 || d.n == 0 || d.t[0].type != JSON_OBJ;
+		if (!c->bad_args && json_dup_key(&d, acc->tmp) != 0)
+			c->bad_args = 2;
 		if (ab->len == 0)
 			c->bad_args = 0;
 		arena_reset_to(acc->tmp, m);

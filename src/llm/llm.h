@@ -28,7 +28,10 @@ struct llm_call {
 	const char	*name;
 	const char	*args;		/* JSON text */
 	size_t		 args_len;
-	int		 bad_args;	/* args are not a JSON object */
+	int		 bad_args;	/* 1: args are not a JSON object;
+					 * 2: an object in them has a key
+					 * twice (readers differ on which
+					 * one counts) */
 };
 
 struct llm_msg {

@@ -105,13 +105,13 @@ static int
 syntax(char *err, size_t errlen, const char *field)
 {
 	snprintf(err, errlen, "hook '%s': a hook is { event: pre_ or post_ "
-	    "tool_use, skill, subagent, model_request or turn; match: NAME "
-	    "('*' any characters); one of command: LINE, url: http(s)://..., "
-	    "pending: true; timeout: 1-600 }", field);
+	    "tool_use, skill, subagent, model_request or turn; match; command, "
+	    "url or pending; timeout: 1-600; on_error }", field);
 	return -E_INVAL;
 }
 
-/* One { event, match, command | url | pending, timeout } into h. */
+/* One { event, match, command | url | pending, timeout, on_error } into
+ * h. */
 static int
 parse_one(struct arena *a, const struct fm_node *m, const char *dir,
     struct hook *h, unsigned *line, char *err, size_t errlen)
@@ -120,7 +120,7 @@ parse_one(struct arena *a, const struct fm_node *m, const char *dir,
 	struct http_url u;
 	unsigned long v;
 	char *end;
-	int ev = -1, handlers = 0;
+	int ev = -1, handlers = 0, onerr = -1;
 
 	memset(h, 0, sizeof(*h));
 	h->dir = dir;
@@ -163,6 +163,12 @@ parse_one(struct arena *a, const struct fm_node *m, const char *dir,
 			    v < 1 || v > 600)
 				return syntax(err, errlen, k->key);
 			h->timeout_s = (unsigned short)v;
+		} else if (strcmp(k->key, "on_error") == 0) {
+			if (strcmp(k->s, "deny") != 0 &&
+			    strcmp(k->s, "allow") != 0)
+				return perr(err, errlen, "hook 'on_error': deny "
+				    "or allow");
+			onerr = k->s[0] == 'd';
 		} else
 			return syntax(err, errlen, k->key);
 	}
@@ -172,6 +178,8 @@ parse_one(struct arena *a, const struct fm_node *m, const char *dir,
 		return -E_NOMEM;
 	if (ev < 0 || handlers != 1)
 		return syntax(err, errlen, ev < 0 ? "event" : "command");
+	/* A guard fails closed; a post hook only watches. */
+	h->deny_on_error = (unsigned char)(onerr >= 0 ? onerr : !(ev & 1));
 	/* A pause resumes at a tool call; the other steps have none. */
 	if (h->kind == HOOK_PENDING && ev != HOOK_PRE_TOOL &&
 	    ev != HOOK_PRE_SKILL && ev != HOOK_PRE_SUBAGENT)

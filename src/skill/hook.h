@@ -4,12 +4,17 @@
  * skill's front-matter for the calls of that skill) lists names; a tool
  * call that one matches pauses the turn until a person approves or denies
  * it. Hooks (HAVE_HOOKS): `hooks:` lists of { event, match, command |
- * url | pending, timeout } run before and after the steps of a turn; a
- * pre hook may deny its step, a post hook only sees the outcome.
+ * url | pending, timeout, on_error } run before and after the steps of a
+ * turn; a pre hook may deny its step, a post hook only sees the outcome.
  *
  * A name in `match` or `approve` is compared with the step's tool, the
  * skill it works for and the agent taking it ("entry" or a skill); `*` in
  * it matches any run of characters; no `match` is every step.
+ * A hook that fails (a timeout, a command that cannot start or exits
+ * other than 0 or 2, an http hook that cannot be reached or answers
+ * garbage or a non-2xx status) does what its `on_error` says: deny (the
+ * default of pre hooks: a guard that can be slowed down must not open)
+ * or allow (the default of post hooks).
  * The order of a check: every command and http hook in turn (the config's,
  * then the skill's; the first deny wins), then the pauses (approve rules
  * and pending hooks). A step approved by a person runs without being
@@ -40,6 +45,7 @@ enum hook_kind { HOOK_COMMAND, HOOK_HTTP, HOOK_PENDING };
 struct hook {
 	unsigned char	 event;		/* enum hook_event */
 	unsigned char	 kind;		/* enum hook_kind */
+	unsigned char	 deny_on_error;	/* on_error: deny */
 	unsigned short	 timeout_s;
 	const char	*match;		/* NULL: every step */
 	const char	*target;	/* the command line or the URL */
@@ -76,8 +82,9 @@ struct hook_step {
 					 * agent: *_skill is *_subagent too */
 };
 
-/* One hook ran: decision is "allow", "deny" or "error" (it failed and the
- * step goes on); reason as the hook gave it, or NULL. */
+/* One hook ran: decision is "allow", "deny" or "error" (it failed; its
+ * on_error says whether the step goes on: the reason then ends "on_error:
+ * deny"); reason as the hook gave it, or NULL. */
 typedef void (*hook_log_fn)(void *ctx, const struct hook_step *st,
     const struct hook *h, const char *decision, const char *reason,
     long long ms);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "fmt/fm.h"
 #include "net/http.h"
@@ -56,11 +57,14 @@ put(struct json_writer *w, const char *k, const char *v)
 	json_put_str(w, v);
 }
 
-/* The context a hook gets, as JSON. */
+/* The context a hook gets, as JSON. The arguments are the values the
+ * tool will read, written again in the writer's one form (compact, "b"
+ * never "\u0062"): a hook judges what runs, not the model's spelling. */
 static struct str
 context(struct arena *a, const struct hook_step *st)
 {
 	struct json_writer w;
+	struct json_doc d;
 	struct sbuf sb;
 
 	sbuf_init(&sb, a, 0);
@@ -75,8 +79,13 @@ context(struct arena *a, const struct hook_step *st)
 	put(&w, "skill", st->skill);
 	put(&w, "id", st->id);
 	if (st->args != NULL) {
+		/* Refused before this (llm.c): here too, as the copy would
+		 * keep both keys and a hook read the other one. */
+		if (json_parse(a, st->args, st->args_len, 1u << 16, &d) != 0 ||
+		    json_dup_key(&d, a) != 0)
+			return (struct str){ NULL, 0 };
 		json_key(&w, "args");
-		json_put_raw(&w, st->args, st->args_len);
+		json_put_tok(&w, &d, 0);
 	}
 	if (st->result != NULL) {
 		json_key(&w, st->ev & 1 ? "result" : "input");
@@ -163,9 +172,34 @@ hio_write(void *ctx, const void *buf, size_t n)
 	    net_write(&h->nc, buf, n);
 }
 
-/* POST the context; a reply that cannot be had is an error (the step
- * goes on), a non-2xx status a deny, a 2xx body {"decision":"deny"} a
- * deny with its "reason". */
+/* An http hook's 2xx body: {"decision": "allow"} (or none) allows,
+ * "deny" denies with its "reason", in any case; any other decision denies;
+ * a body that is not a JSON object is an error (HOOK_ASK). */
+static enum hook_verdict
+decision(struct arena *a, const char *body, size_t n, const char **reason)
+{
+	struct json_doc d;
+	char *s = NULL;
+	int t;
+
+	if (json_parse(a, body, n, 64, &d) != 0 || d.t[0].type != JSON_OBJ) {
+		*reason = "the reply is not a JSON object";
+		return HOOK_ASK;
+	}
+	if ((t = json_get(&d, 0, "decision")) < 0 || (json_str(&d, a, t, &s,
+	    NULL) == 0 && strcasecmp(s, "allow") == 0))
+		return HOOK_ALLOW;
+	if (s != NULL && strcasecmp(s, "deny") == 0) {
+		*reason = json_str(&d, a, json_get(&d, 0, "reason"), &s,
+		    NULL) == 0 ? why(a, s, strlen(s)) : NULL;
+		return HOOK_DENY;
+	}
+	*reason = "its decision was not understood (allow or deny)";
+	return HOOK_DENY;
+}
+
+/* POST the context; a reply that cannot be had, or a non-2xx status, is
+ * an error; a 2xx body as decision() reads it. */
 static enum hook_verdict
 run_http(const struct hook_env *env, struct arena *a, const struct hook *h,
     struct str in, const char **reason)
@@ -178,11 +212,10 @@ run_http(const struct hook_env *env, struct arena *a, const struct hook *h,
 	struct http_conn hc;
 	struct http_head r;
 	struct http_url u;
-	struct json_doc d;
 	struct sbuf sb;
 	struct hio hx;
 	const char *ca;
-	char *buf, *s;
+	char *buf;
 	long k;
 	size_t got = 0;
 	int ms = h->timeout_s * 1000, e;
@@ -223,16 +256,9 @@ run_http(const struct hook_env *env, struct arena *a, const struct hook *h,
 		got += (size_t)k;
 	if (r.status < 200 || r.status > 299) {
 		*reason = arena_printf(a, "HTTP %d from %s", r.status, u.host);
-		v = HOOK_DENY;
 		goto out;
 	}
-	v = HOOK_ALLOW;
-	if (got > 0 && json_parse(a, buf + 4096, got, 64, &d) == 0 &&
-	    json_eq(&d, json_get(&d, 0, "decision"), "deny")) {
-		v = HOOK_DENY;
-		*reason = json_str(&d, a, json_get(&d, 0, "reason"), &s,
-		    NULL) == 0 ? why(a, s, strlen(s)) : NULL;
-	}
+	v = got == 0 ? HOOK_ALLOW : decision(a, buf + 4096, got, reason);
 out:
 	if (hx.tls != NULL && v != HOOK_ASK)
 		tls_close(hx.tls);
@@ -240,26 +266,34 @@ out:
 	return v;
 }
 
-/* Run one hook and log it. HOOK_ASK from a runner means it failed. */
+/* Run one hook and log it. HOOK_ASK from a runner means it failed: then
+ * the hook's on_error decides. */
 static enum hook_verdict
 run_one(const struct hook_env *env, struct arena *a, const struct hook_step *st,
     const struct hook *h, struct str *ctx, const char **reason)
 {
 	long long t0 = net_now_ms();
-	enum hook_verdict v;
+	enum hook_verdict v = HOOK_ASK;
 
 	*reason = NULL;
 	if (ctx->p == NULL && (*ctx = context(a, st)).p == NULL)
-		return HOOK_ALLOW;
-	v = h->kind == HOOK_COMMAND ? run_command(env, a, h, *ctx, reason) :
-	    run_http(env, a, h, *ctx, reason);
+		*reason = "its context cannot be written";
+	else
+		v = h->kind == HOOK_COMMAND ? run_command(env, a, h, *ctx,
+		    reason) : run_http(env, a, h, *ctx, reason);
 	if (v == HOOK_DENY && *reason == NULL)
 		*reason = "denied by a hook";
+	if (v == HOOK_ASK && h->deny_on_error && (*reason = arena_printf(a,
+	    "%s; on_error: deny", *reason != NULL ? *reason : "it failed")) ==
+	    NULL)
+		*reason = "on_error: deny";
 	if (env->log != NULL)
 		env->log(env->ctx, st, h, v == HOOK_ALLOW ? "allow" :
 		    v == HOOK_DENY ? "deny" : "error", *reason,
 		    net_now_ms() - t0);
-	return v == HOOK_DENY ? HOOK_DENY : HOOK_ALLOW;
+	if (v == HOOK_ASK)
+		return h->deny_on_error ? HOOK_DENY : HOOK_ALLOW;
+	return v;
 }
 
 /* see hook.h */

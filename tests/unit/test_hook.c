@@ -105,6 +105,19 @@ parse(void)
 	T_EQI(h[2].kind, HOOK_PENDING);
 	T(h[2].match == NULL);		/* '*' is every step */
 	T_EQS(hook_event_name(HOOK_POST_MODEL), "post_model_request");
+	/* on_error: a pre hook fails closed unless told, a post hook open. */
+	T(h[0].deny_on_error);
+	T(!h[1].deny_on_error);
+	T(h[2].deny_on_error);
+	T_EQI(hook_parse(&t_arena, fm_get(yaml("hooks:\n"
+	    "  - { event: pre_tool_use, command: x, on_error: allow }\n"
+	    "  - { event: post_tool_use, command: x, on_error: deny }\n"
+	    "  - { event: pre_turn, url: 'http://127.0.0.1:9/h', on_error: "
+	    "deny }\n"), "hooks"), "/d", &h, &n, &line, err, sizeof(err)), 0);
+	T_EQI(n, 3);
+	T(!h[0].deny_on_error);
+	T(h[1].deny_on_error);
+	T(h[2].deny_on_error);
 }
 
 static void
@@ -142,6 +155,14 @@ errors(void)
 	    &line), "hook 'pending'") != NULL);
 	T(strstr(perr("hooks:\n  - { event: pre_turn, command: [a] }\n",
 	    &line), "hook 'command'") != NULL);
+	T(strstr(perr("hooks:\n  - { event: pre_turn, command: a, on_error: "
+	    "Deny }\n", &line), "hook 'on_error'") != NULL);
+	T(strstr(perr("hooks:\n  - { event: pre_turn, command: a, onerror: "
+	    "deny }\n", &line), "timeout: 1-600; on_error }") != NULL);
+	T(strstr(perr("hooks:\n  - { event: pre_turn, command: a, on_error: "
+	    "ask }\n", &line), "hook 'on_error': deny or allow") != NULL);
+	T(strlen(perr("hooks:\n  - { event: pre_turn, command: a, timeout: "
+	    "0 }\n", &line)) < 160);	/* cfg.c's buffer */
 }
 
 /* The config: approve always; hooks only when built in, else an error

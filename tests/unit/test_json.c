@@ -585,6 +585,99 @@ t_write_escape(void)
 	T_EQS(sb.p, "{\"k\\\"\xef\xbf\xbd\":null}");
 }
 
+/* Duplicate keys, at any level, compared as a reader sees them. */
+static void
+t_dup_key(void)
+{
+	static const struct {
+		const char	*js;
+		int		 dup;
+	} v[] = {
+		{ "{}", 0 }, { "[]", 0 }, { "1", 0 }, { "{\"a\":1}", 0 },
+		{ "{\"a\":1,\"b\":2,\"ab\":3,\"\":4}", 0 },
+		{ "{\"a\":1,\"a\":2}", 1 },
+		{ "{\"a\":1,\"b\":2,\"a\":2}", 1 },
+		{ "{\"b\":1,\"\\u0062\":2}", 1 },
+		{ "{\"\\/\":1,\"/\":2}", 1 },
+		{ "{\"\":1,\"\":2}", 1 },
+		/* Only within one object; values do not count. */
+		{ "{\"a\":{\"a\":1},\"b\":\"a\"}", 0 },
+		{ "[{\"a\":1},{\"a\":2}]", 0 },
+		{ "{\"x\":[{\"k\":{\"a\":1,\"c\":0,\"a\":2}}]}", 1 },
+		{ "{\"a\":{\"b\":[1,{\"c\":2}]},\"a\":3}", 1 },
+		/* Keys that cannot be unescaped compare as they stand. */
+		{ "{\"\\ud800\":1,\"\\uD800\":2}", 0 },
+	};
+	struct json_doc d;
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(v); i++) {
+		T_EQI(parse(v[i].js, &d), 0);
+		if (json_dup_key(&d, &t_arena) != v[i].dup)
+			t_fail(__FILE__, __LINE__, "dup %d: %s", !v[i].dup,
+			    v[i].js);
+	}
+}
+
+/* The canonical form: compact, escapes as the writer makes them. */
+static void
+t_canon(void)
+{
+	static const char *const v[][2] = {
+		{ " { \"a\" : 1 , \"b\" : [ true , null , -0.5e3 ] } ",
+		    "{\"a\":1,\"b\":[true,null,-0.5e3]}" },
+		{ "{\"c\":\"re\\u0062oot\"}", "{\"c\":\"reboot\"}" },
+		{ "{\"\\u0063\":\"\\/\\t\\\"\\\\\\u00e9\\ud83d\\ude00\"}",
+		    "{\"c\":\"/\\t\\\"\\\\\xc3\xa9\xf0\x9f\x98\x80\"}" },
+		{ "\"\\u0001\\u001f\"", "\"\\u0001\\u001f\"" },
+		{ "[[],{},[{}],{\"a\":{}}]", "[[],{},[{}],{\"a\":{}}]" },
+		{ "7", "7" },
+		{ "\"\"", "\"\"" },
+		{ "{\"a\":[1,{\"b\":[[2]]}],\"c\":{\"d\":{\"e\":\"f\"}}}",
+		    "{\"a\":[1,{\"b\":[[2]]}],\"c\":{\"d\":{\"e\":\"f\"}}}" },
+	};
+	struct json_writer w;
+	struct json_doc d;
+	struct sbuf sb;
+	size_t i, n;
+	char *s;
+
+	for (i = 0; i < ARRAY_LEN(v); i++) {
+		s = json_canon(&t_arena, v[i][0], strlen(v[i][0]), &n);
+		T(s != NULL);
+		if (s != NULL) {
+			T_EQS(s, v[i][1]);
+			T_EQI(n, strlen(v[i][1]));
+		}
+	}
+	/* Not JSON, and a lone surrogate, are no canonical form. */
+	T(json_canon(&t_arena, "{\"a\":}", 7, &n) == NULL);
+	T(json_canon(&t_arena, "[\"\\ud800\"]", 10, &n) == NULL);
+	/* Inside a document being written: as its value. */
+	T_EQI(parse("{ \"k\" : [ 1 ] }", &d), 0);
+	sbuf_init(&sb, &t_arena, 0);
+	json_writer_init(&w, &sb);
+	json_begin_obj(&w);
+	json_kstr(&w, "x", "y");
+	json_key(&w, "args");
+	json_put_tok(&w, &d, 0);
+	json_key(&w, "z");
+	json_put_tok(&w, &d, 2);
+	json_end_obj(&w);
+	T_EQI(json_writer_err(&w), 0);
+	T_EQS(sb.p, "{\"x\":\"y\",\"args\":{\"k\":[1]},\"z\":[1]}");
+	/* Depth: the writer's limit holds for a copied value too. */
+	T_EQI(parse(nest(JSON_MAX_DEPTH, "0"), &d), 0);
+	sbuf_init(&sb, &t_arena, 0);
+	json_writer_init(&w, &sb);
+	json_begin_arr(&w);
+	json_put_tok(&w, &d, 0);
+	json_end_arr(&w);
+	T_EQI(json_writer_err(&w), -E_LIMIT);
+	T(json_canon(&t_arena, nest(JSON_MAX_DEPTH, "0"),
+	    strlen(nest(JSON_MAX_DEPTH, "0")), &n) != NULL);
+}
+
 static void
 t_write_misuse(void)
 {
@@ -784,6 +877,8 @@ static const struct unit_case cases[] = {
 	{ "write", t_write },
 	{ "write_escape", t_write_escape },
 	{ "write_misuse", t_write_misuse },
+	{ "dup_key", t_dup_key },
+	{ "canon", t_canon },
 	{ "roundtrip", t_roundtrip },
 	{ "oom", t_oom },
 };
