@@ -296,7 +296,8 @@ w_reply(struct wctx *w, struct agent *ag, enum agent_status st,
 			if (st == AG_WAIT && agent_approval(ag)) {
 				json_key(&j, "approval");
 				json_put_bool(&j, 1);
-				json_kstr(&j, "call", agent_asked(ag));
+				if (agent_asked(ag) != NULL)
+					json_kstr(&j, "call", agent_asked(ag));
 			}
 		}
 		json_key(&j, "usage");
@@ -389,11 +390,9 @@ static void
 check_call(struct wctx *w, struct conn *c, struct agent *ag)
 {
 	struct turnreq *tr = &c->tr;
-	const char *now = agent_asked(ag), *q = agent_question(ag);
+	const char *now = agent_asked(ag), *q = agent_question(ag), *msg;
 	char *call = tr->call;
 	int oai = c->kind == K_OAI_SSE || c->kind == K_OAI_JSON;
-
-	const char *msg;
 
 	if (!agent_approval(ag) || (oai ? !oai_yes(c, tr->input, tr->prev,
 	    &call) : !tr->decide))
