@@ -870,3 +870,10 @@ agent_question(const struct agent *ag)
 {
 	return ag->waiting ? ag->question : NULL;
 }
+
+/* see agent.h */
+const char *
+agent_asked(const struct agent *ag)
+{
+	return ag->waiting && ag->asked != NULL ? ag->asked : NULL;
+}

@@ -70,7 +70,12 @@ struct agent_opts {
 	int		 json;		/* offline answers as the scripts'
 					 * JSON, not text for a person */
 	const char	*only;		/* space-separated: the skills this
-					 * agent may see and use; NULL all */
+					 * agent may see and use, and
+					 * mcp:NAME the configuration's MCP
+					 * servers it may; NULL all */
+	const char	*ws_sub;	/* its files in this folder of the
+					 * workspace (serve: the token's
+					 * tag); NULL the workspace */
 	const char	*agent;		/* start the turns at this skill's
 					 * agent, not at the entry agent */
 	int		 plan_only;	/* that agent is an orchestration
@@ -104,6 +109,11 @@ enum agent_status agent_answer(struct agent *ag, const char *text, size_t n,
 
 /* The question a paused session waits on, or NULL. */
 const char *agent_question(const struct agent *ag);
+
+/* The id of the call a paused session waits on (the input_requested
+ * event's "id"), or NULL: what an approval names to be sure it approves
+ * the call the person saw, not one a later message paused on. */
+const char *agent_asked(const struct agent *ag);
 
 /* 1 when the paused turn waits on an approval of a tool call (approve:
  * rules, pending hooks) rather than an answer: agent_decide resumes it,

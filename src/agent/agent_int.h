@@ -72,6 +72,7 @@ struct agent {
 
 	int			 waiting;	/* a turn paused on ask_user */
 	const char		*question;
+	const char		*asked;		/* its call's id */
 	struct llm_msg		**wait_tail, *wait_mark; /* before it */
 	long long		 replay_from;	/* where resume read from */
 

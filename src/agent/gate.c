@@ -47,6 +47,7 @@ input_begin(struct agent *ag, struct ev *ev, const char *kind,
 	json_kstr(&ev->w, "agent", f->name);
 	json_kstr(&ev->w, "id", id);
 	ev->t.agent = f->name;
+	ag->asked = id;
 }
 
 static void

@@ -143,6 +143,7 @@ struct replay {
 	int		 waiting;	/* it paused on a question */
 	int		 approval;	/* ...that is an approval */
 	const char	*question;
+	const char	*asked;		/* its call's id */
 	int		 err;
 };
 
@@ -221,6 +222,7 @@ on_replay(void *ctx, const struct json_doc *d, unsigned line)
 		rp->waiting = 0;
 	} else if (strcmp(type, "input_requested") == 0) {
 		rp->question = jstr(rp, d, 0, "question", NULL);
+		rp->asked = jstr(rp, d, 0, "id", NULL);
 		rp->approval = json_eq(d, json_get(d, 0, "kind"), "approval");
 	} else if (strcmp(type, "answer") == 0) {
 		rp->waiting = 0;
@@ -320,6 +322,7 @@ session_resume(struct agent *ag, char *why, size_t whylen)
 		/* Paused on a question: it stays open for agent_answer. */
 		ag->waiting = 1;
 		ag->question = rp.question != NULL ? rp.question : "";
+		ag->asked = rp.asked;
 		ag->approval = rp.approval;
 		ag->wait_tail = rp.turn_tail;
 		ag->wait_mark = rp.turn_mark;

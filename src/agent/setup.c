@@ -66,14 +66,15 @@ give_workspace(struct agent *ag)
 {
 	char *parent = arena_strdup(ag->perm, ag->workspace), *sl;
 	struct stat st;
+	int up = ag->o.ws_sub != NULL ? 2 : 1;
 
 	if (chown(ag->workspace, ag->base.uid, ag->base.gid) != 0)
 		log_warn("workspace %s: cannot give it to uid %u: %s",
 		    ag->workspace, (unsigned)ag->base.uid, strerror(errno));
 	/* The user must reach its workspace: let it through the (0700)
-	 * state folder without reading it. */
-	if (parent != NULL && (sl = strrchr(parent, '/')) != NULL &&
-	    sl != parent) {
+	 * state folder (and a token's, the workspace) without reading it. */
+	while (up-- > 0 && parent != NULL && (sl = strrchr(parent, '/')) !=
+	    NULL && sl != parent) {
 		*sl = '\0';
 		if (stat(parent, &st) == 0 && !(st.st_mode & S_IXOTH))
 			(void)chmod(parent, (st.st_mode & 07777) | S_IXOTH);
@@ -106,7 +107,9 @@ agent_new(struct arena *perm, const struct cfg *c, const struct agent_opts *o,
 	ag->tail = &ag->msgs;
 	ag->log.fd = -1;
 	if (c->workspace != NULL) {
-		char *w = arena_strdup(perm, c->workspace);
+		/* A token's turns share no files with another token's. */
+		char *w = o->ws_sub == NULL ? arena_strdup(perm, c->workspace) :
+		    arena_printf(perm, "%s/%s", c->workspace, o->ws_sub);
 
 		if (w == NULL) {
 			*err = -E_NOMEM;
@@ -309,6 +312,18 @@ agent_tool(struct agent *ag, const char *skill, const char *tool,
 	return 0;
 }
 
+/* 1 when o.only names the configuration's MCP server `name`. */
+static int
+only_mcp(struct agent *ag, const char *name)
+{
+	struct arena_mark m = arena_mark(&ag->turn);
+	char *w = arena_printf(&ag->turn, "mcp:%s", name);
+	int in = w != NULL && str_word_in(ag->o.only, w);
+
+	arena_reset_to(&ag->turn, m);
+	return in;
+}
+
 /* The MCP servers: the configuration's, then those of the skills' own
  * front-matter (a name already taken is left out). */
 static int
@@ -320,12 +335,15 @@ mcp_init(struct agent *ag)
 	struct fm_node *root, *nd;
 	struct fm_error fe;
 	char *fm, *body, why[200];
-	unsigned n = c->nmcp, i, k, j, sn, bl, line;
+	unsigned n = 0, i, k, j, sn, bl, line;
 	int e;
 
 	if ((v = arena_zalloc(ag->perm, MCP_MAX_ALL * sizeof(*v))) == NULL)
 		return -E_NOMEM;
-	memcpy(v, c->mcp, n * sizeof(*v));
+	/* A limited token (o.only) has those its list names as mcp:NAME. */
+	for (i = 0; i < c->nmcp; i++)
+		if (ag->o.only == NULL || only_mcp(ag, c->mcp[i].name))
+			v[n++] = c->mcp[i];
 	for (i = 0; i < ag->reg.n; i++) {
 		const struct skill *sk = ag->reg.v[i];
 		struct arena_mark m = arena_mark(&ag->turn);

@@ -263,7 +263,8 @@ cmd_wait_hint(struct agent *ag)
 {
 	if (agent_approval(ag))
 		fprintf(stderr, "skillbox: waiting for approval: skillbox answer "
-		    "%s --approve, or --deny 'REASON'\n", agent_session(ag));
+		    "%s --approve, or --deny 'REASON' (--call %s)\n",
+		    agent_session(ag), agent_asked(ag) ? agent_asked(ag) : "?");
 	else
 		fprintf(stderr, "skillbox: waiting for an answer: skillbox "
 		    "answer %s 'TEXT'\n", agent_session(ag));

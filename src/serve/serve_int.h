@@ -54,6 +54,9 @@ struct turnreq {
 	int		 decide;	/* {"approve": ...} came */
 	int		 approve;
 	char		*reason;
+	char		*call;		/* the call an approval names */
+	const char	*prev;		/* OpenAI: the assistant message
+					 * before the input, or NULL */
 	const char	*path_session;	/* .../sessions/NAME/answer */
 	struct seed {
 		enum llm_role	 role;

@@ -17,6 +17,7 @@
 
 #include "base/log.h"
 #include "config.h"
+#include "session/slog.h"
 #include "serve/jobs.h"
 
 /* Parse a turn request into c->tr; 0, or an error response was made. */
@@ -46,6 +47,11 @@ parse_turn(struct srv *s, struct conn *c, int oai, int *bad)
 			if (json_str(&d, &c->a, json_get(&d, 0, "reason"),
 			    &tr->reason, NULL) != 0)
 				tr->reason = NULL;
+			if ((t = json_get(&d, 0, "call")) >= 0 && json_str(&d,
+			    &c->a, t, &tr->call, NULL) != 0)
+				return httpd_respond_err(s, c, 400,
+				    "invalid_request_error", "'call' must be "
+				    "the id of the call (a string)", NULL);
 			str = "";
 			n = 0;
 		} else if (json_str(&d, &c->a, json_get(&d, 0, "input"), &str,
@@ -136,6 +142,8 @@ parse_turn(struct srv *s, struct conn *c, int oai, int *bad)
 			    "no user message with text", NULL);
 		tr->input = tr->seed[last].s;
 		tr->inlen = tr->seed[last].n;
+		if (last > 0 && tr->seed[last - 1].role == LLM_ASSISTANT)
+			tr->prev = tr->seed[last - 1].s;
 		tr->nseed = (unsigned)last;	/* what came before it */
 		str = NULL;
 		if ((t = json_get(&d, 0, "user")) >= 0 &&
@@ -150,8 +158,18 @@ parse_turn(struct srv *s, struct conn *c, int oai, int *bad)
 		    "them" : "no such agent: GET /v1/models lists them", NULL);
 	if (tr->agent != NULL && strcmp(tr->agent, "skillbox") == 0)
 		tr->agent = NULL;
-	if (tr->shown != NULL &&
-	    (tr->session = api_stored_name(s, c, tr->shown)) == NULL)
+	/* A job's paused turn is no token's: a token that may use every
+	 * skill may answer it, as it may add and run jobs. */
+	if (tr->path_session != NULL && c->tok >= 0 &&
+	    strncmp(tr->shown, "job-", 4) == 0) {
+		if (s->only[c->tok] != NULL)
+			return httpd_respond_err(s, c, 403, "forbidden", "this "
+			    "token is limited to some skills: it may not answer "
+			    "a job", NULL);
+		tr->session = slog_name_ok(tr->shown) ? tr->shown : NULL;
+	} else if (tr->shown != NULL)
+		tr->session = api_stored_name(s, c, tr->shown);
+	if (tr->shown != NULL && tr->session == NULL)
 		return httpd_respond_err(s, c, 400, "invalid_request_error", "bad "
 		    "session name: 1-55 letters, digits, '.', '_' or '-', not "
 		    "starting with '.'", NULL);
@@ -278,6 +296,8 @@ w_reply(struct wctx *w, struct agent *ag, enum agent_status st,
 			if (st == AG_WAIT && agent_approval(ag)) {
 				json_key(&j, "approval");
 				json_put_bool(&j, 1);
+				if (agent_asked(ag) != NULL)
+					json_kstr(&j, "call", agent_asked(ag));
 			}
 		}
 		json_key(&j, "usage");
@@ -324,6 +344,73 @@ worker_detach(struct srv *s)
 		tls_cred_wipe(s->cred);
 }
 
+/* The error reply of a turn that did not start. */
+static void ATTR_NORETURN
+w_refuse(struct wctx *w, struct agent *ag, int st, const char *msg)
+{
+	struct sbuf sb;
+
+	sbuf_init(&sb, w->a, 0);
+	worker_error_json(w, &sb, msg);
+	sbuf_addc(&sb, '\n');
+	worker_printf(w, "%d application/json -\n", st);
+	worker_write(w, sb.p, sb.len);
+	agent_close(ag);
+	_exit(0);
+}
+
+/* An OpenAI client approves with "yes" (or "y"), naming the call as
+ * "yes ID" or by the question its last assistant message quoted
+ * ("[call ID]"); 1 and the id in *call, or 0 when text is no yes. */
+static int
+oai_yes(struct conn *c, const char *text, const char *prev, char **call)
+{
+	size_t w = strcspn(text, " \t\n");
+	const char *p;
+
+	*call = NULL;
+	if (!((w == 1 && (*text | 0x20) == 'y') || (w == 3 &&
+	    strncasecmp(text, "yes", 3) == 0)))
+		return 0;
+	text += w + strspn(text + w, " \t\n");
+	if (*text != '\0')
+		*call = arena_strndup(&c->a, text, strcspn(text, " \t\n"));
+	else if (prev != NULL && (p = strstr(prev, "[call ")) != NULL) {
+		while (strstr(p + 1, "[call ") != NULL)
+			p = strstr(p + 1, "[call ");
+		p += 6;
+		*call = arena_strndup(&c->a, p, strcspn(p, "]"));
+	}
+	return 1;
+}
+
+/* An approval must name the call the person was shown: a later message
+ * on the session may have paused it on another call since. */
+static void
+check_call(struct wctx *w, struct conn *c, struct agent *ag)
+{
+	struct turnreq *tr = &c->tr;
+	const char *now = agent_asked(ag), *q = agent_question(ag), *msg;
+	char *call = tr->call;
+	int oai = c->kind == K_OAI_SSE || c->kind == K_OAI_JSON;
+
+	if (!agent_approval(ag) || (oai ? !oai_yes(c, tr->input, tr->prev,
+	    &call) : !tr->decide))
+		return;		/* a denial may leave the call out */
+	if (call != NULL ? now != NULL && strcmp(call, now) == 0 :
+	    !oai && !tr->approve) {
+		if (oai)
+			tr->decide = tr->approve = 1;
+		return;
+	}
+	msg = arena_printf(w->a, "%s: the session waits on call %s now: %s",
+	    call == NULL ? (oai ? "name the call you approve: yes CALL" :
+	    "'call' is needed: the id of the call you approve") :
+	    "refused", now ? now : "?", q);
+	w_refuse(w, ag, call == NULL ? 400 : 409, msg ? msg : "refused: the "
+	    "session waits on another call");
+}
+
 static void ATTR_NORETURN
 worker(struct srv *s, struct conn *c, int wfd)
 {
@@ -356,6 +443,7 @@ worker(struct srv *s, struct conn *c, int wfd)
 	o.resume = tr->answer;
 	o.stream = 1;
 	o.only = c->tok >= 0 ? s->only[c->tok] : NULL;
+	o.ws_sub = c->tok >= 0 ? s->tag[c->tok] : NULL;
 	o.take_answer = HAVE_JOBS ? job_answer : NULL;
 	o.on_event = w_event;
 	o.ctx = &w;
@@ -373,24 +461,17 @@ worker(struct srv *s, struct conn *c, int wfd)
 		_exit(0);
 	}
 	if (tr->answer && (agent_question(ag) == NULL || tr->decide !=
-	    agent_approval(ag))) {
-		struct sbuf sb;
-
-		sbuf_init(&sb, &c->a, 0);
-		worker_error_json(&w, &sb, agent_question(ag) == NULL ? "the session "
+	    agent_approval(ag)))
+		w_refuse(&w, ag, 409, agent_question(ag) == NULL ? "the session "
 		    "waits on no question" : tr->decide ? "the session waits on "
 		    "an answer (input)" : "the session waits on an approval "
 		    "(approve)");
-		sbuf_addc(&sb, '\n');
-		worker_printf(&w, "409 application/json -\n");
-		worker_write(&w, sb.p, sb.len);
-		agent_close(ag);
-		_exit(0);
-	}
 	/* An OpenAI client answers a question with its next message. */
 	if ((c->kind == K_OAI_SSE || c->kind == K_OAI_JSON) &&
 	    agent_question(ag) != NULL)
 		tr->answer = 1;
+	if (tr->answer)
+		check_call(&w, c, ag);
 	for (i = 0; i < tr->nseed && !tr->answer; i++)
 		if (agent_seed(ag, tr->seed[i].role, tr->seed[i].s,
 		    tr->seed[i].n) != 0)
@@ -405,6 +486,11 @@ worker(struct srv *s, struct conn *c, int wfd)
 	    tr->answer ? agent_reply(ag, tr->input, tr->inlen, &final) :
 	    agent_turn(ag, tr->input, tr->inlen, &final);
 	agent_usage(ag, &in1, &out1, &cost);
+	if ((c->kind == K_OAI_SSE || c->kind == K_OAI_JSON) && st == AG_WAIT &&
+	    agent_approval(ag))
+		final = arena_printf(&c->a, "%s [call %s] Reply \"yes\" to "
+		    "approve it; anything else denies it.", final,
+		    agent_asked(ag));
 	if (c->kind == K_RUN_SSE)
 		worker_printf(&w, "event: done\ndata: {\"session\":\"%s\","
 		    "\"status\":\"%s\"}\n\n", tr->shown ? tr->shown : "",
