@@ -43,6 +43,13 @@ auth_token(const struct srv *s, const char *hdr)
 }
 
 /* see serve_int.h */
+int
+api_token(const struct srv *s, const struct conn *c)
+{
+	return auth_token(s, http_header(&c->h, "Authorization"));
+}
+
+/* see serve_int.h */
 const char *
 api_stored_name(struct srv *s, struct conn *c, const char *name)
 {

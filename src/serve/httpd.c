@@ -288,7 +288,7 @@ conn_next(struct srv *s, struct conn *c)
 	memset(&c->tr, 0, sizeof(c->tr));
 	c->st = C_HEAD;
 	c->kind = K_PLAIN;
-	c->headed = c->chunked = c->head = c->ran = 0;
+	c->headed = c->chunked = c->head = c->ran = c->authed = 0;
 	c->phlen = 0;
 	c->status = 0;
 	c->sent = 0;
@@ -458,6 +458,7 @@ head_done(struct srv *s, struct conn *c, size_t used)
 	c->close = c->h.close;
 	if (admit(s, c) != 0)
 		return 0;
+	c->authed = s->ntok == 0 || api_token(s, c) >= 0;
 	if (ex != NULL && strcasecmp(ex, "100-continue") != 0) {
 		c->close = 1;
 		return httpd_respond_err(s, c, 417, "invalid_request_error", "only "
@@ -737,13 +738,67 @@ out_waiting(const struct conn *c)
 	return c->out_off < c->out_len;
 }
 
+/* A connection that holds a slot without a request to show for it:
+ * its head has not all come, or its body comes without a valid token. */
+static int
+pending(const struct conn *c)
+{
+	return c->st == C_HEAD || (c->st == C_BODY && !c->authed);
+}
+
+/* The oldest pending connection, of the peer (NULL: of anyone); NULL
+ * when there is none. n: how many the peer has. */
+static struct conn *
+oldest_pending(struct srv *s, const char *peer, unsigned *n)
+{
+	struct conn *c, *old = NULL;
+	unsigned i;
+
+	*n = 0;
+	for (i = 0; i < s->nc; i++) {
+		c = &s->c[i];
+		if (!pending(c) || (peer != NULL && strcmp(c->peer, peer) != 0))
+			continue;
+		(*n)++;
+		if (old == NULL || c->t0 < old->t0)
+			old = c;
+	}
+	return old;
+}
+
+/* A slot for a new connection from peer. Slots are not first come, first
+ * kept: a peer with a quarter of serve.max_connections pending gives up
+ * its oldest, and a full server closes the oldest pending connection of
+ * anyone, so half-sent requests cannot keep out /health, token holders
+ * or other peers. One pending for less than a second is left alone: it
+ * may be part of a burst that is about to send its requests. NULL: every
+ * slot serves a request, or is that young. */
+static struct conn *
+take_slot(struct srv *s, const char *peer)
+{
+	long long young = net_now_ms() - 1000;
+	struct conn *c;
+	unsigned i, n;
+
+	c = oldest_pending(s, peer, &n);
+	if (n >= MAX(s->nc / 4, 1u) && c->t0 < young)
+		httpd_close(s, c);
+	for (i = 0; i < s->nc; i++)
+		if (s->c[i].st == C_FREE)
+			return &s->c[i];
+	if ((c = oldest_pending(s, NULL, &n)) == NULL || c->t0 >= young)
+		return NULL;
+	httpd_close(s, c);
+	return c;
+}
+
 static void
 accept_all(struct srv *s)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl;
 	struct conn *c = NULL;
-	unsigned i;
+	char peer[48];
 	int fd;
 
 	for (;;) {
@@ -752,11 +807,13 @@ accept_all(struct srv *s)
 		    SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return;
-		for (i = 0, c = NULL; i < s->nc; i++)
-			if (s->c[i].st == C_FREE) {
-				c = &s->c[i];
-				break;
-			}
+		if (ss.ss_family == AF_INET6)
+			inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->
+			    sin6_addr, peer, sizeof(peer));
+		else
+			inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->
+			    sin_addr, peer, sizeof(peer));
+		c = take_slot(s, peer);
 		if (c == NULL && s->cred != NULL) {
 			close(fd);	/* over max_connections */
 			continue;
@@ -790,12 +847,7 @@ accept_all(struct srv *s)
 		c->src = -1;
 		c->tok = -1;
 		arena_init(&c->a, "request");
-		if (ss.ss_family == AF_INET6)
-			inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->
-			    sin6_addr, c->peer, sizeof(c->peer));
-		else
-			inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->
-			    sin_addr, c->peer, sizeof(c->peer));
+		memcpy(c->peer, peer, sizeof(peer));
 		s->open++;
 		c->st = C_HEAD;
 		c->in_len = 0;
