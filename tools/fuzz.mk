@@ -1,7 +1,7 @@
 # tools/fuzz.mk - bounded fuzzing of the parsers with clang's libFuzzer
 # (called by `make fuzz`; run from the repository root).
 #
-#   make -f tools/fuzz.mk [FUZZ_TIME=20] [FUZZERS="json fm skill sse http llm tls plan ere"]
+#   make -f tools/fuzz.mk [FUZZ_TIME=20] [FUZZERS="json fm skill sse http llm tls plan ere httpd"]
 #   make -f tools/fuzz.mk build          only build the harnesses
 #   make -f tools/fuzz.mk clean          drop the builds and grown corpora
 #
@@ -14,7 +14,7 @@
 # replacing malloc, which ASan owns.
 
 FUZZ_TIME	?= 20
-FUZZERS		?= json fm skill sse http llm tls plan ere
+FUZZERS		?= json fm skill sse http llm tls plan ere httpd
 FUZZ_CC		?= clang
 VS		?= build/vendor
 O		= build/fuzz
@@ -68,6 +68,13 @@ llm_LIBS	= $(BEAR_LIB)
 tls_SRCS	= tests/fuzz/fuzz_tls.c src/net/tls.c src/net/net.c src/base/str.c src/base/arena.c
 tls_FLAGS	= -isystem $(VS)/bearssl/inc -DSKILLBOX_BUILD_EPOCH=0LL
 tls_LIBS	= $(BEAR_LIB)
+# The server's request reading (src/serve/httpd.c, included by the harness).
+httpd_SRCS	= tests/fuzz/fuzz_httpd.c src/net/http.c src/net/tls.c src/net/net.c \
+		  src/fmt/json.c src/base/str.c src/base/arena.c src/base/log.c
+httpd_FLAGS	= -DJSMN_STATIC -I$(VS)/jsmn -isystem $(VS)/bearssl/inc \
+		  -DSKILLBOX_VERSION='"fuzz"' -DSKILLBOX_BUILD_EPOCH=0LL
+httpd_LIBS	= $(BEAR_LIB)
+$(O)/fuzz_httpd: src/serve/httpd.c
 # Seeds for tls: two certificates of the system bundle, one as PEM text
 # (first byte even) and one as DER for the harness to wrap (odd).
 CA_BUNDLE	= /etc/ssl/certs/ca-certificates.crt

@@ -29,7 +29,7 @@ enum ktype {
 	K_SECTION, K_STR, K_PATH, K_URL, K_ENV, K_PROVIDER, K_BOOL, K_MEM,
 	K_SIZE, K_UINT, K_ULONG, K_MONEY, K_DIRS, K_MODE, K_HANDOFFS, K_PRICES,
 	K_TOOLS, K_LAYERS, K_USER, K_ENVS, K_CREATE, K_TOKENS, K_LOGTO,
-	K_NAMES, K_HOOKS, K_MCP, K_OFF
+	K_NAMES, K_HOOKS, K_MCP, K_HOSTS, K_OFF
 };
 
 /* The switches of features a key may need (K_OFF: min is one). */
@@ -131,6 +131,7 @@ static const struct key keys[] = {
 	{ "serve.listen", K_STR, F(serve.listen), 0, 0, 0 },
 	{ "serve.tokens", K_TOKENS, L(serve.tokens, serve.ntokens) },
 	{ "serve.cors_origin", K_STR, F(serve.cors_origin), 0, 0, 0 },
+	{ "serve.hosts", K_HOSTS, L(serve.hosts, serve.nhosts) },
 	{ "serve.max_connections", K_UINT, F(serve.max_conns), 0, 1, 4096 },
 	{ "serve.max_turns", K_UINT, F(serve.max_turns), 0, 1, 64 },
 	{ "serve.queue", K_UINT, F(serve.queue), 0, 0, 1024 },
@@ -213,6 +214,20 @@ is_token_hash(const char *s)
 		if ((unsigned char)s[i] < ' ' || s[i] == 0x7f)
 			return 0;
 	return s[64] == '\0' || s[64] == ' ';
+}
+
+/* A name a Host header may carry: a DNS name or an IPv4 address, or an
+ * IPv6 one in brackets; no port (serve compares the name alone). */
+static int
+is_host_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (s[0] == '[')
+		return n > 2 && s[n - 1] == ']' && strspn(s + 1,
+		    "0123456789abcdefABCDEF:.") == n - 2;
+	return n > 0 && n < 254 && strspn(s, "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") == n;
 }
 
 static int
@@ -367,6 +382,8 @@ want(const struct key *k, char *buf, size_t n)
 		return "a user name or a numeric uid";
 	case K_ENVS:
 		return "a list of environment variable names";
+	case K_HOSTS:
+		return "a list of host names (no port), like [router.lan]";
 	case K_SECTION:
 		return "a map of keys";
 	case K_PATH:
@@ -561,6 +578,7 @@ set_list(struct cfg_ld *l, const struct key *k, const struct fm_node *nd)
 			break;
 		case K_TOKENS: ok = is_token_hash(it->s); break;
 		case K_NAMES: ok = hook_name_ok(it->s); break;
+		case K_HOSTS: ok = is_host_name(it->s); break;
 		default: ok = is_env_name(it->s); break;
 		}
 		if (!ok)
@@ -634,7 +652,7 @@ set(struct cfg_ld *l, const struct key *k, const struct fm_node *nd)
 
 	switch (k->type) {
 	case K_DIRS: case K_HANDOFFS: case K_TOOLS: case K_LAYERS: case K_ENVS:
-	case K_TOKENS: case K_NAMES:
+	case K_TOKENS: case K_NAMES: case K_HOSTS:
 		return set_list(l, k, nd);
 	case K_HOOKS: {
 		struct hook *h;

@@ -96,6 +96,9 @@
  *	                              # "HASH skill skill" to limit it; none:
  *	                              # no auth, loopback only
  *	  cors_origin: URL            # [no CORS]
+ *	  hosts: [NAME, ...]          # more names the Host header may
+ *	                              # carry [the listen address,
+ *	                              # localhost, 127.0.0.1, [::1]]
  *	  max_connections: 64
  *	  max_turns: 2                # turns at once; more wait in a
  *	  queue: 8                    # queue of this many, then 503
@@ -236,6 +239,8 @@ struct cfg {
 		const char	*tokens[CFG_MAX_LIST];	/* "HEX64 [skill..]" */
 		unsigned	 ntokens;
 		const char	*cors_origin;
+		const char	*hosts[CFG_MAX_LIST];	/* Host names */
+		unsigned	 nhosts;
 		unsigned	 max_conns, max_turns, queue;
 		size_t		 head_max, body_max, turn_memory;
 		unsigned	 header_s, idle_s;

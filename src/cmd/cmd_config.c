@@ -271,6 +271,7 @@ put_settings(struct out *o)
 	put_num(o, "serve.tokens", c->serve.ntokens, "(none: no token asked, "
 	    "loopback only)");
 	put_str(o, "serve.cors_origin", c->serve.cors_origin, "none");
+	put_list(o, "serve.hosts", c->serve.hosts, c->serve.nhosts, "none");
 	put_num(o, "serve.max_connections", c->serve.max_conns, NULL);
 	put_num(o, "serve.max_turns", c->serve.max_turns, NULL);
 	put_num(o, "serve.queue", c->serve.queue, NULL);

@@ -47,9 +47,13 @@ struct load {
 	size_t			 der_len, der_cap;
 	int			 err;
 	int			 enc;	/* an encrypted key was seen */
+	int			 big;	/* a file or object over its size */
+	size_t			 max;	/* bytes a file may have */
 };
 
 enum { PEM_NONE, PEM_CERT, PEM_KEY };
+/* A server's certificate chain or key file (a CA bundle: 16 times that) */
+#define PEM_MAX		(256u << 10)
 
 static void	pem_object(struct load *l, int kind);
 
@@ -63,9 +67,9 @@ grow(struct load *l, unsigned char **p, size_t *cap, size_t need)
 		ncap *= 2;
 	if (ncap == *cap)
 		return 0;
-	if (ncap > (64u << 10) ||
+	if ((l->big = ncap > (64u << 10)) ||
 	    (np = mem_realloc(*p, ncap)) == NULL)	/* scratch, freed */
-		return l->err = ncap > (64u << 10) ? -E_LIMIT : -E_NOMEM;
+		return l->err = l->big ? -E_LIMIT : -E_NOMEM;
 	*p = np;
 	*cap = ncap;
 	return 0;
@@ -380,18 +384,27 @@ pem_line(struct load *l, struct pem *pm)
 		der_append(l, out, k);
 }
 
+/* Read the PEM file at path, at most l->max bytes of it: /dev/zero or a
+ * huge file is an error (-E_LIMIT, l->big), not a start that never ends.
+ * Non-blocking: a FIFO without a writer is an empty file. */
 static int
 load_file(struct load *l, const char *path)
 {
 	struct pem pm;
 	char buf[2048];
 	ssize_t r, i;
+	size_t total = 0;
 	int fd;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
 		return errno == ENOENT ? -E_NOENT : -E_IO;
 	memset(&pm, 0, sizeof(pm));
 	while (!l->err && (r = read(fd, buf, sizeof(buf))) > 0) {
+		if ((total += (size_t)r) > l->max) {
+			l->big = 1;
+			l->err = -E_LIMIT;
+			break;
+		}
 		for (i = 0; i < r && !l->err; i++) {
 			if (buf[i] != '\n') {
 				if (pm.n < sizeof(pm.line) - 1)
@@ -428,6 +441,7 @@ tls_anchors_load(struct arena *a, const char *path, struct tls_anchors **out,
 
 	memset(&l, 0, sizeof(l));
 	l.a = a;
+	l.max = PEM_MAX * 16;
 	if (stat(path, &st) != 0)
 		return errno == ENOENT ? -E_NOENT : -E_IO;
 	if ((l.ta = arena_zalloc(a, sizeof(*l.ta))) == NULL)
@@ -936,6 +950,7 @@ tls_cred_load(struct arena *a, const char *cert, const char *key,
 
 	memset(&l, 0, sizeof(l));
 	l.a = a;
+	l.max = PEM_MAX;
 	if ((l.cr = arena_zalloc(a, sizeof(*l.cr))) == NULL)
 		return -E_NOMEM;
 	e = load_file(&l, cert);
@@ -944,9 +959,10 @@ tls_cred_load(struct arena *a, const char *cert, const char *key,
 	if (e != 0) {
 		snprintf(why, wn, "serve.tls_cert %s: %s", cert,
 		    e == -E_NOENT ? "no such file" : e == -E_PARSE ? "no "
-		    "PEM certificate in it" : e == -E_LIMIT ? "a chain of "
-		    "more than 8 certificates" : e == -E_IO ? "cannot read "
-		    "it" : "out of memory");
+		    "PEM certificate in it" : l.big ? "over 256 KiB, or a "
+		    "PEM object over 64 KiB: not a certificate chain" :
+		    e == -E_LIMIT ? "a chain of more than 8 certificates" :
+		    e == -E_IO ? "cannot read it" : "out of memory");
 		mem_free(l.der);
 		return e;
 	}
@@ -958,7 +974,8 @@ tls_cred_load(struct arena *a, const char *cert, const char *key,
 	if (e != 0) {
 		snprintf(why, wn, "serve.tls_key %s: %s", key,
 		    e == -E_NOENT ? "no such file" : e == -E_IO ? "cannot "
-		    "read it" : l.enc ? "the key is encrypted: store it "
+		    "read it" : l.big ? "over 256 KiB, or a PEM object over "
+		    "64 KiB: not a key file" : l.enc ? "the key is encrypted: store it "
 		    "unencrypted (openssl pkey -in KEY -out PLAIN), readable "
 		    "by root only" : l.cr->nkeys > 1 ? "more than one key "
 		    "in it" : e == -E_PARSE ? "no PEM private key in it" :

@@ -43,6 +43,13 @@ auth_token(const struct srv *s, const char *hdr)
 }
 
 /* see serve_int.h */
+int
+api_token(const struct srv *s, const struct conn *c)
+{
+	return auth_token(s, http_header(&c->h, "Authorization"));
+}
+
+/* see serve_int.h */
 const char *
 api_stored_name(struct srv *s, struct conn *c, const char *name)
 {
@@ -263,7 +270,10 @@ ep_session(struct srv *s, struct conn *c, const char *name)
 	return 0;
 }
 
-/* The page is kept gzip-compressed: every browser takes it so. */
+/* The page is kept gzip-compressed: every browser takes it so, and a
+ * client that sends no Accept-Encoding takes any coding (RFC 9110
+ * 12.5.3: busybox wget saves it, `| gunzip` reads it). One that lists
+ * codings without gzip is told. It may not be framed by another site. */
 static int
 ep_page(struct srv *s, struct conn *c)
 {
@@ -271,14 +281,36 @@ ep_page(struct srv *s, struct conn *c)
 	    "with Accept-Encoding: gzip\n";
 	const char *ae = http_header(&c->h, "Accept-Encoding");
 
-	if (ae == NULL || strstr(ae, "gzip") == NULL)
+	if (ae != NULL && strstr(ae, "gzip") == NULL)
 		return httpd_respond(s, c, 406, "text/plain", no, sizeof(no) - 1,
 		    NULL);
 	return httpd_respond(s, c, 200, "text/html; charset=utf-8",
 	    (const char *)web_index_gz, WEB_INDEX_GZ_LEN,
 	    "Content-Encoding: gzip\r\nVary: Accept-Encoding\r\n"
 	    "Content-Security-Policy: default-src 'self'; script-src "
-	    "'unsafe-inline'; style-src 'unsafe-inline'\r\n");
+	    "'unsafe-inline'; style-src 'unsafe-inline'; frame-ancestors "
+	    "'none'\r\nX-Frame-Options: DENY\r\n");
+}
+
+/* POST .../sessions/NAME/answer: the session must be there (another
+ * token's is not); a job's paused turn is the job board's to find. */
+static int
+ep_answer(struct srv *s, struct conn *c, const char *name)
+{
+	const char *stored = api_stored_name(s, c, name);
+	struct slog lg;
+
+	if (stored != NULL && slog_open(&lg, &c->a, s->cfg->state_dir, stored,
+	    SLOG_READ) == 0)
+		slog_close(&lg);
+	else if (!HAVE_JOBS || strncmp(name, "job-", 4) != 0)
+		return httpd_respond_err(s, c, 404, "not_found", "no such session",
+		    NULL);
+	c->tr.answer = 1;
+	if ((c->tr.path_session = arena_strdup(&c->a, name)) == NULL)
+		return httpd_respond_err(s, c, 503, "server_error", "out of memory "
+		    "in the server", NULL);
+	return worker_turn(s, c, 0);
 }
 
 /* --- routing */
@@ -340,9 +372,7 @@ api_route(struct srv *s, struct conn *c)
 	if (strncmp(path, "/api/v1/sessions/", 17) == 0 && post &&
 	    (n = strlen(path)) > 24 && strcmp(path + n - 7, "/answer") == 0) {
 		path[n - 7] = '\0';
-		c->tr.answer = 1;
-		c->tr.path_session = arena_strdup(&c->a, path + 17);
-		return worker_turn(s, c, 0);
+		return ep_answer(s, c, path + 17);
 	}
 	if (strcmp(path, "/v1/chat/completions") == 0 && post)
 		return worker_turn(s, c, 1);

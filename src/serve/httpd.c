@@ -37,6 +37,8 @@ reason(int st)
 	case 411: return "Length Required";
 	case 413: return "Content Too Large";
 	case 415: return "Unsupported Media Type";
+	case 417: return "Expectation Failed";
+	case 421: return "Misdirected Request";
 	case 431: return "Request Header Fields Too Large";
 	case 501: return "Not Implemented";
 	case 503: return "Service Unavailable";
@@ -286,7 +288,7 @@ conn_next(struct srv *s, struct conn *c)
 	memset(&c->tr, 0, sizeof(c->tr));
 	c->st = C_HEAD;
 	c->kind = K_PLAIN;
-	c->headed = c->chunked = c->head = c->ran = 0;
+	c->headed = c->chunked = c->head = c->ran = c->authed = 0;
 	c->phlen = 0;
 	c->status = 0;
 	c->sent = 0;
@@ -304,6 +306,144 @@ conn_next(struct srv *s, struct conn *c)
 	}
 }
 
+/* --- who may ask: a web page on another site may not
+ *
+ * A browser sends a page's requests to any address, loopback included,
+ * and a form or a text/plain fetch goes without asking first. So: the
+ * Host must be a name of this server (a page whose own name was made to
+ * resolve here, DNS rebinding, names its own host); a request that
+ * changes something and carries an Origin must come from this server's
+ * origin or serve.cors_origin; a body must be application/json, which a
+ * page elsewhere can only send after a CORS preflight (refused). */
+
+/* The length of the name in a Host value ("[v6]" keeps its brackets), or
+ * 0 when what follows it is not ":PORT". */
+static size_t
+host_name_len(const char *h)
+{
+	const char *e = h[0] == '[' ? strchr(h, ']') : NULL;
+	size_t n = e != NULL ? (size_t)(e - h) + 1 : h[0] == '[' ? 0 :
+	    strcspn(h, ":");
+
+	if (n == 0 || (h[n] != '\0' && (h[n] != ':' ||
+	    strspn(h + n + 1, "0123456789") != strlen(h + n + 1))))
+		return 0;
+	return n;
+}
+
+static int
+name_is(const char *h, size_t n, const char *name)
+{
+	return name != NULL && strlen(name) == n && strncasecmp(h, name, n) == 0;
+}
+
+/* The address the client reached, as a Host names it: "10.0.0.1" or
+ * "[fe80::1]" (a v4-mapped v6 one as v4). */
+static void
+local_name(const struct conn *c, char *b, size_t bn)
+{
+	struct sockaddr_storage ss;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
+	socklen_t sl = sizeof(ss);
+	char a[INET6_ADDRSTRLEN];
+
+	b[0] = '\0';
+	if (getsockname(c->fd, (struct sockaddr *)&ss, &sl) != 0)
+		return;
+	if (ss.ss_family == AF_INET)
+		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, b,
+		    (socklen_t)bn);
+	else if (IN6_IS_ADDR_V4MAPPED(&v6->sin6_addr))
+		inet_ntop(AF_INET, &v6->sin6_addr.s6_addr[12], b, (socklen_t)bn);
+	else if (inet_ntop(AF_INET6, &v6->sin6_addr, a, sizeof(a)) != NULL)
+		snprintf(b, bn, "[%s]", a);
+}
+
+/* Is the Host header (none: a client that is no browser) a name of this
+ * server: localhost, a loopback address, the listen address, the address
+ * the client connected to, or one of serve.hosts? */
+static int
+host_ok(const struct srv *s, const struct conn *c, const char *h)
+{
+	const char *l = s->cfg->serve.listen;
+	char me[INET6_ADDRSTRLEN + 2];
+	size_t n, i;
+
+	if (h == NULL)
+		return 1;
+	if ((n = host_name_len(h)) == 0)
+		return 0;
+	if (name_is(h, n, "localhost") || name_is(h, n, "127.0.0.1") ||
+	    name_is(h, n, "[::1]"))
+		return 1;
+	if (strchr(l, ':') != NULL && (i = host_name_len(l)) == n &&
+	    strncasecmp(h, l, n) == 0)
+		return 1;
+	for (i = 0; i < s->cfg->serve.nhosts; i++)
+		if (name_is(h, n, s->cfg->serve.hosts[i]))
+			return 1;
+	local_name(c, me, sizeof(me));
+	return name_is(h, n, me);
+}
+
+/* An Origin that is this server's own: scheme://Host. */
+static int
+own_origin(const struct conn *c, const char *o, const char *host)
+{
+	const char *sch = HAVE_SERVE_TLS && c->tls != NULL ? "https://" :
+	    "http://";
+	size_t k = strlen(sch);
+
+	return host != NULL && strncasecmp(o, sch, k) == 0 &&
+	    strcasecmp(o + k, host) == 0;
+}
+
+/* A Content-Type of application/json, parameters aside. */
+static int
+is_json(const char *ct)
+{
+	if (ct == NULL)
+		return 0;
+	ct += strspn(ct, " \t");
+	if (strncasecmp(ct, "application/json", 16) != 0)
+		return 0;
+	ct += 16;
+	ct += strspn(ct, " \t");
+	return *ct == '\0' || *ct == ';';
+}
+
+/* 0: the request may go on; else the status of the refusal made. */
+static int
+admit(struct srv *s, struct conn *c)
+{
+	const char *h = http_header(&c->h, "Host");
+	const char *o = http_header(&c->h, "Origin");
+	const char *m = c->h.method, *co = s->cfg->serve.cors_origin, *msg;
+	int st = 0;
+
+	if (!host_ok(s, c, h)) {
+		st = 421;
+		msg = "the Host header is not a name of this server (localhost, "
+		    "its address, or one of serve.hosts)";
+	} else if (o != NULL && strcmp(m, "GET") != 0 && strcmp(m, "HEAD") !=
+	    0 && strcmp(m, "OPTIONS") != 0 && !own_origin(c, o, h) &&
+	    (co == NULL || strcmp(o, co) != 0)) {
+		st = 403;
+		msg = "a request from a page of another origin (not "
+		    "serve.cors_origin)";
+	} else if ((c->h.chunked || c->h.content_length > 0) &&
+	    !is_json(http_header(&c->h, "Content-Type"))) {
+		st = 415;
+		msg = "the body must be JSON: send Content-Type: "
+		    "application/json";
+	} else
+		return 0;
+	c->close = 1;	/* the body, if any, is left unread */
+	(void)httpd_respond_err(s, c, st, st == 403 ? "forbidden" :
+	    "invalid_request_error", msg, NULL);
+	return st;
+}
+
 /* --- reading requests */
 
 /* The head is complete: check it, then read the body or route. */
@@ -316,6 +456,9 @@ head_done(struct srv *s, struct conn *c, size_t used)
 	c->in_len -= used;
 	c->v10 = c->h.minor == 0;
 	c->close = c->h.close;
+	if (admit(s, c) != 0)
+		return 0;
+	c->authed = s->ntok == 0 || api_token(s, c) >= 0;
 	if (ex != NULL && strcasecmp(ex, "100-continue") != 0) {
 		c->close = 1;
 		return httpd_respond_err(s, c, 417, "invalid_request_error", "only "
@@ -595,13 +738,67 @@ out_waiting(const struct conn *c)
 	return c->out_off < c->out_len;
 }
 
+/* A connection that holds a slot without a request to show for it:
+ * its head has not all come, or its body comes without a valid token. */
+static int
+pending(const struct conn *c)
+{
+	return c->st == C_HEAD || (c->st == C_BODY && !c->authed);
+}
+
+/* The oldest pending connection, of the peer (NULL: of anyone); NULL
+ * when there is none. n: how many the peer has. */
+static struct conn *
+oldest_pending(struct srv *s, const char *peer, unsigned *n)
+{
+	struct conn *c, *old = NULL;
+	unsigned i;
+
+	*n = 0;
+	for (i = 0; i < s->nc; i++) {
+		c = &s->c[i];
+		if (!pending(c) || (peer != NULL && strcmp(c->peer, peer) != 0))
+			continue;
+		(*n)++;
+		if (old == NULL || c->t0 < old->t0)
+			old = c;
+	}
+	return old;
+}
+
+/* A slot for a new connection from peer. Slots are not first come, first
+ * kept: a peer with a quarter of serve.max_connections pending gives up
+ * its oldest, and a full server closes the oldest pending connection of
+ * anyone, so half-sent requests cannot keep out /health, token holders
+ * or other peers. One pending for less than a second is left alone: it
+ * may be part of a burst that is about to send its requests. NULL: every
+ * slot serves a request, or is that young. */
+static struct conn *
+take_slot(struct srv *s, const char *peer)
+{
+	long long young = net_now_ms() - 1000;
+	struct conn *c;
+	unsigned i, n;
+
+	c = oldest_pending(s, peer, &n);
+	if (n >= MAX(s->nc / 4, 1u) && c->t0 < young)
+		httpd_close(s, c);
+	for (i = 0; i < s->nc; i++)
+		if (s->c[i].st == C_FREE)
+			return &s->c[i];
+	if ((c = oldest_pending(s, NULL, &n)) == NULL || c->t0 >= young)
+		return NULL;
+	httpd_close(s, c);
+	return c;
+}
+
 static void
 accept_all(struct srv *s)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl;
 	struct conn *c = NULL;
-	unsigned i;
+	char peer[48];
 	int fd;
 
 	for (;;) {
@@ -610,11 +807,13 @@ accept_all(struct srv *s)
 		    SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return;
-		for (i = 0, c = NULL; i < s->nc; i++)
-			if (s->c[i].st == C_FREE) {
-				c = &s->c[i];
-				break;
-			}
+		if (ss.ss_family == AF_INET6)
+			inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->
+			    sin6_addr, peer, sizeof(peer));
+		else
+			inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->
+			    sin_addr, peer, sizeof(peer));
+		c = take_slot(s, peer);
 		if (c == NULL && s->cred != NULL) {
 			close(fd);	/* over max_connections */
 			continue;
@@ -648,12 +847,7 @@ accept_all(struct srv *s)
 		c->src = -1;
 		c->tok = -1;
 		arena_init(&c->a, "request");
-		if (ss.ss_family == AF_INET6)
-			inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->
-			    sin6_addr, c->peer, sizeof(c->peer));
-		else
-			inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->
-			    sin_addr, c->peer, sizeof(c->peer));
+		memcpy(c->peer, peer, sizeof(peer));
 		s->open++;
 		c->st = C_HEAD;
 		c->in_len = 0;

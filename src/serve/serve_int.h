@@ -71,6 +71,8 @@ struct conn {
 	struct tls_srv	*tls;		/* HTTPS: the connection's TLS */
 	unsigned char	 st, kind, close, v10, chunked, headed, gone, head;
 	unsigned char	 ran;		/* a worker ran this request's turn */
+	unsigned char	 authed;	/* the head came, with a valid token
+					 * (or none is configured) */
 	unsigned	 seq;		/* order in the queue */
 	pid_t		 pid;
 	long long	 deadline, t0;
@@ -176,6 +178,8 @@ int	api_in_words(const char *list, const char *name);
 /* Walk the skills the token may use with fn; 0 or -E_*. */
 int	api_walk_skills(struct srv *s, struct conn *c, struct skills_ctx *x,
 	    int (*fn)(void *, const struct skill *));
+/* The index of the token the request's Authorization names, or -1. */
+int	api_token(const struct srv *s, const struct conn *c);
 /* Answer the request whose head (and body) came. */
 int	api_route(struct srv *s, struct conn *c);
 
