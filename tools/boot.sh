@@ -173,9 +173,11 @@ mkroot() {
 	cp "$ROOT/tools/boot/boot-test.sh" "$r/etc/boot-test.sh"
 	chmod 755 "$r/etc/init.d/rcS" "$r/etc/init.d/S95skillbox" \
 	    "$r/etc/boot-test.sh"
-	printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' \
+	# skillbox: the user S95skillbox runs the server as, made as an
+	# image build makes it (the package's postinst)
+	printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\nskillbox:x:480:480:skillbox:/var/lib/skillbox:/bin/false\n' \
 	    >"$r/etc/passwd"
-	printf 'root:x:0:\nnogroup:x:65534:\n' >"$r/etc/group"
+	printf 'root:x:0:\nnogroup:x:65534:\nskillbox:x:480:\n' >"$r/etc/group"
 	printf '127.0.0.1 localhost\n10.0.2.2 llmhost\n' >"$r/etc/hosts"
 	printf 'PRETTY_NAME="skillbox boot test (BusyBox, Debian kernel %s)"\n' \
 	    "$(sed -n 's/^linux-image-\([^:]*\).*/\1/p' "$KD/.skillbox-ok")" \

@@ -79,12 +79,34 @@ owrt_root() {
 }
 
 # The maintainer scripts of both OpenWrt packages. Inside an image build
-# (IPKG_INSTROOT set) they do nothing: the image's own tools enable
-# services. `enabled` in /etc/config/skillbox is the switch that
-# survives upgrades.
+# (IPKG_INSTROOT set) postinst only adds the user skillbox to the image:
+# the image's own tools enable services. `enabled` in
+# /etc/config/skillbox is the switch that survives upgrades.
 owrt_scripts() {
 	cat >"$1/postinst" <<'EOF'
 #!/bin/sh
+# The server's own user and group, skillbox (the init script runs it as
+# that, not as root), in an image build too: the first free id from 480
+# for both, no password, no shell.
+R=${IPKG_INSTROOT:-}
+free() {
+	local id=480
+	while cut -d: -f3 "$R/etc/passwd" "$R/etc/group" 2>/dev/null |
+	    grep -qx "$id"; do
+		id=$((id + 1))
+	done
+	echo "$id"
+}
+if ! grep -qs '^skillbox:' "$R/etc/group"; then
+	echo "skillbox:x:$(free):" >>"$R/etc/group"
+fi
+if ! grep -qs '^skillbox:' "$R/etc/passwd"; then
+	gid=$(grep '^skillbox:' "$R/etc/group" | cut -d: -f3)
+	echo "skillbox:x:$(free):$gid:skillbox:/var/lib/skillbox:/bin/false" \
+	    >>"$R/etc/passwd"
+	grep -qs '^skillbox:' "$R/etc/shadow" ||
+	    echo 'skillbox:*:0:0:99999:7:::' >>"$R/etc/shadow"
+fi
 # Start at boot, and now (again, after an upgrade).
 [ -n "${IPKG_INSTROOT:-}" ] && exit 0
 /etc/init.d/skillbox enable

@@ -60,7 +60,9 @@ perm_of(const char *tool)
 	return v;
 }
 
-/* Hand the workspace to the scripts' user, so they can write there. */
+/* Hand the workspace to the scripts' user, so they can write there. One
+ * that a user other than root made is a service's (OpenWrt's runs as
+ * skillbox): taking it would lock that service out of it. */
 static void
 give_workspace(struct agent *ag)
 {
@@ -68,6 +70,14 @@ give_workspace(struct agent *ag)
 	struct stat st;
 	int up = ag->o.ws_sub != NULL ? 2 : 1;
 
+	if (stat(ag->workspace, &st) == 0 && st.st_uid != 0 &&
+	    st.st_uid != ag->base.uid) {
+		log_warn("workspace %s belongs to uid %u (a service's user?): "
+		    "left to it, so scripts (uid %u) cannot write there; "
+		    "sandbox.user may name that user", ag->workspace,
+		    (unsigned)st.st_uid, (unsigned)ag->base.uid);
+		return;
+	}
 	if (chown(ag->workspace, ag->base.uid, ag->base.gid) != 0)
 		log_warn("workspace %s: cannot give it to uid %u: %s",
 		    ag->workspace, (unsigned)ag->base.uid, strerror(errno));

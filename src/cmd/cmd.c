@@ -84,10 +84,10 @@ cmd_write(int fd, const char *buf, size_t n)
 	return 0;
 }
 
-/* Text of an event shown to a person, in app.perm: controls are
- * neutralised when a terminal is at either end. */
+/* n bytes of s (all of it: n 0) as shown to a person, in app.perm:
+ * controls neutralised when tty. */
 static const char *
-shown(const struct cmd_printer *p, const char *s, size_t n)
+clean_copy(const char *s, size_t n, int tty)
 {
 	char *c;
 
@@ -95,9 +95,26 @@ shown(const struct cmd_printer *p, const char *s, size_t n)
 		return "";
 	if ((c = arena_strndup(&app.perm, s, n ? n : strlen(s))) == NULL)
 		return "";
-	if (p->tty)
+	if (tty)
 		str_ctl_clean(c, strlen(c));
 	return c;
+}
+
+/* see cmd.h */
+const char *
+cmd_shown(const char *s)
+{
+	if (s == NULL)
+		return "";
+	return isatty(1) ? clean_copy(s, 0, 1) : s;
+}
+
+/* Text of an event shown to a person: controls are neutralised when a
+ * terminal is at either end. */
+static const char *
+shown(const struct cmd_printer *p, const char *s, size_t n)
+{
+	return clean_copy(s, n, p->tty);
 }
 
 static void
@@ -229,8 +246,6 @@ void
 cmd_agent_answer(struct cmd_printer *p, enum agent_status st,
     const char *final)
 {
-	char *s;
-
 	if (p->json || final == NULL)
 		return;
 	/* Streamed: said already, unless no text came (/help, a job's
@@ -241,11 +256,8 @@ cmd_agent_answer(struct cmd_printer *p, enum agent_status st,
 		p->open = 0;
 		return;
 	}
-	if (p->tty && (s = arena_strdup(&app.perm,
-	    final)) != NULL) {
-		str_ctl_clean(s, strlen(s));
-		final = s;
-	}
+	if (p->tty)
+		final = clean_copy(final, 0, 1);
 	if (st == AG_OK || st == AG_EXIT || st == AG_WAIT) {
 		fputs(final, stdout);
 		if (*final != '\0' && final[strlen(final) - 1] != '\n')

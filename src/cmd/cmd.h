@@ -51,6 +51,12 @@ int	cmd_default_roots(const char *applet, const char **roots, unsigned *n);
 /* Write all of buf to fd; returns 0 or -E_IO (EPIPE included). */
 int	cmd_write(int fd, const char *buf, size_t n);
 
+/* Text from outside (a model, the HTTP API, a skill's file) as printed
+ * to stdout: when that is a terminal, a copy in app.perm whose controls
+ * str_ctl_clean neutralised (no escape sequence moves the cursor or
+ * retitles the window), else s itself; NULL is "". */
+const char *cmd_shown(const char *s);
+
 /* How run and chat print what the agents do. */
 struct cmd_printer {
 	int	json;		/* NDJSON events */

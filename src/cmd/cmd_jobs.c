@@ -86,7 +86,9 @@ fail(const char *what, int e)
 	if (e == -E_NOMEM)
 		return cmd_nomem(what);
 	log_err("jobs: %s: %s", what, e == -E_NOENT ? "no such job" :
-	    e == -E_INVAL ? "invalid" : strerror(errno));
+	    e == -E_INVAL ? "invalid" : e == -E_LIMIT ? "the board has "
+	    "used its last id, and ids are never used twice: start a new "
+	    "state_dir" : strerror(errno));
 	return EXIT_FAIL;
 }
 
@@ -128,7 +130,7 @@ print_answer_hint(const struct job *j)
 	if (j->st == JOB_TODO && (j->ans_kind & 3))
 		puts("answered: the next run-due goes on");
 	if (j->st == JOB_BLOCKED && j->wait)
-		printf("answer: skillbox answer %s %s\n", j->session,
+		printf("answer: skillbox answer %s %s\n", cmd_shown(j->session),
 		    j->wait == JOB_WAIT_APPROVAL ? "--approve (or --deny "
 		    "'REASON')" : "'TEXT'");
 	else if (j->st == JOB_BLOCKED)
@@ -141,10 +143,10 @@ print_job(struct jctx *x, const struct job *j)
 	const struct job_event *e;
 	unsigned i;
 
-	printf("job %u: %s\nstatus: %s\n", j->id, j->title,
+	printf("job %u: %s\nstatus: %s\n", j->id, cmd_shown(j->title),
 	    job_status_name(job_status(&x->board, j)));
 	if (*j->to)
-		printf("to: %s\n", j->to);
+		printf("to: %s\n", cmd_shown(j->to));
 	if (j->nparents) {
 		printf("after:");
 		for (i = 0; i < j->nparents; i++)
@@ -155,14 +157,14 @@ print_job(struct jctx *x, const struct job *j)
 	if (j->next > job_now() && j->st == JOB_TODO)
 		printf("next try in: %llds\n", j->next - job_now());
 	if (j->why)
-		printf("why: %s\n", j->why);
+		printf("why: %s\n", cmd_shown(j->why));
 	print_answer_hint(j);
-	printf("input: %s\n", j->input);
+	printf("input: %s\n", cmd_shown(j->input));
 	if (j->result)
-		printf("result: %s\n", j->result);
+		printf("result: %s\n", cmd_shown(j->result));
 	for (e = j->ev; e != NULL; e = e->next)
-		printf("[%lld] %s%s%s\n", e->t, e->kind, e->text ? ": " : "",
-		    e->text ? e->text : "");
+		printf("[%lld] %s%s%s\n", e->t, cmd_shown(e->kind), e->text ?
+		    ": " : "", cmd_shown(e->text));
 }
 
 static int
@@ -203,10 +205,14 @@ list(struct jctx *x, const struct jopt *o)
 			if (sb.err)
 				return cmd_nomem("printing the jobs");
 			puts(sb.p);
-		} else
+		} else {
+			struct arena_mark m = arena_mark(&app.perm);
+
 			printf("%u\t%s\t%s\n", j->id,
 			    job_status_name(job_status(&x->board, j)),
-			    j->title);
+			    cmd_shown(j->title));
+			arena_reset_to(&app.perm, m);
+		}
 	}
 	return EXIT_OK;
 }
@@ -214,11 +220,14 @@ list(struct jctx *x, const struct jopt *o)
 static int
 add(struct jctx *x, const struct jopt *o, int argc, char **argv)
 {
+	const char *why;
 	struct job j;
 	int e;
 
 	if (argc < 1 || argc > 2)
 		return cmd_usage("jobs", "add: TITLE [INPUT]");
+	if ((why = job_check_new(&app.perm, &x->cfg, argv[0], o->to)) != NULL)
+		return cmd_usage("jobs", "add: %s", why);
 	memset(&j, 0, sizeof(j));
 	j.title = argv[0];
 	j.input = argc > 1 ? argv[1] : argv[0];
@@ -295,12 +304,16 @@ sched_cmd(struct jctx *x, const struct jopt *o, int argc, char **argv)
 {
 	struct job_sched s;
 	struct sched sc;
+	const char *why;
 	struct tz z;
 	unsigned i;
 	long id;
 	int e;
 
 	if (argc >= 3 && argc <= 4 && strcmp(argv[0], "add") == 0) {
+		if ((why = job_check_new(&app.perm, &x->cfg, argv[2],
+		    o->to)) != NULL)
+			return cmd_usage("jobs", "schedule add: %s", why);
 		if (sched_parse(argv[1], &sc) != 0)
 			return cmd_usage("jobs", "'%s': not a schedule",
 			    argv[1]);
@@ -315,7 +328,7 @@ sched_cmd(struct jctx *x, const struct jopt *o, int argc, char **argv)
 		s.to = o->to ? o->to : "";
 		s.made = job_now();
 		if ((e = board_put_sched(&x->board, &s)) != 0)
-			return fail("schedule", e);
+			return fail("schedule add", e);
 		printf("%u\n", s.id);
 		return EXIT_OK;
 	}
@@ -329,13 +342,14 @@ sched_cmd(struct jctx *x, const struct jopt *o, int argc, char **argv)
 				printf("{\"id\":%u,\"last\":%lld}\n", p->id,
 				    p->last);
 			else
-				printf("%u\t%s\t%s\t%s\n", p->id, p->spec,
-				    p->tz, p->title);
+				printf("%u\t%s\t%s\t%s\n", p->id,
+				    cmd_shown(p->spec), cmd_shown(p->tz),
+				    cmd_shown(p->title));
 		}
 		return EXIT_OK;
 	}
 	if (argc == 2 && strcmp(argv[0], "rm") == 0) {
-		if ((id = num(argv[1], 1L << 30)) <= 0 ||
+		if ((id = num(argv[1], JOB_ID_MAX)) <= 0 ||
 		    board_sched(&x->board, (unsigned)id) == NULL ||
 		    board_sched(&x->board, (unsigned)id)->gone)
 			return fail("schedule rm", -E_NOENT);
@@ -366,7 +380,7 @@ static int
 jobs_main(struct jctx *x, const char *sub, struct jopt *o, int argc,
     char **argv)
 {
-	long id = argc > 0 ? num(argv[0], 1L << 30) : -1;
+	long id = argc > 0 ? num(argv[0], JOB_ID_MAX) : -1;
 	int r;
 
 	if ((r = open_board(x)) != 0)

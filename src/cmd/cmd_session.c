@@ -35,7 +35,7 @@ static int
 show_line(void *ctx, const struct json_doc *d, unsigned line)
 {
 	struct show *sh = ctx;
-	const char *type = jf(d, "type"), *s;
+	const char *type = jf(d, "type");
 
 	if (sh->json) {
 		fwrite(d->js, 1, d->len, stdout);
@@ -45,21 +45,21 @@ show_line(void *ctx, const struct json_doc *d, unsigned line)
 	if (type == NULL)
 		return 0;
 	if (strcmp(type, "user") == 0)
-		printf("\n> %s\n", (s = jf(d, "text")) ? s : "");
+		printf("\n> %s\n", cmd_shown(jf(d, "text")));
 	else if (strcmp(type, "final") == 0)
-		printf("%s\n", (s = jf(d, "text")) ? s : "");
+		printf("%s\n", cmd_shown(jf(d, "text")));
 	else if (strcmp(type, "handoff") == 0 && jf(d, "task") != NULL)
-		printf("  -> %s\n", jf(d, "to"));
+		printf("  -> %s\n", cmd_shown(jf(d, "to")));
 	else if (strcmp(type, "tool_end") == 0) {
 		const char *ag = jf(d, "agent"), *nm = jf(d, "name");
 
-		printf("  [%s] %s\n", ag ? ag : "", nm ? nm : "");
+		printf("  [%s] %s\n", cmd_shown(ag), cmd_shown(nm));
 	}
 	else if (strcmp(type, "error") == 0)
-		printf("  error: %s\n", (s = jf(d, "message")) ? s : "");
+		printf("  error: %s\n", cmd_shown(jf(d, "message")));
 	else if (strcmp(type, "turn_abort") == 0)
-		printf("  (turn interrupted: %s)\n", (s = jf(d, "reason")) ?
-		    s : "");
+		printf("  (turn interrupted: %s)\n",
+		    cmd_shown(jf(d, "reason")));
 	else if (strcmp(type, "compaction") == 0)
 		printf("  (earlier turns compacted into a summary)\n");
 	(void)line;

@@ -237,9 +237,12 @@ list_one(void *ctx, const struct skill *sk)
 	struct lister *l = ctx;
 
 	if (!l->json) {
-		printf("%-24s %s\n    ", sk->name, sk->dir);
-		put_oneline(sk->description);
+		struct arena_mark m = arena_mark(&app.perm);
+
+		printf("%-24s %s\n    ", sk->name, cmd_shown(sk->dir));
+		put_oneline(cmd_shown(sk->description));
 		putchar('\n');
+		arena_reset_to(&app.perm, m);
 		return ferror(stdout) ? -E_IO : 0;
 	}
 	json_skill(&l->w, l->r, sk);
@@ -345,8 +348,8 @@ do_show(struct opts *o, int argc, char **argv)
 		return cmd_write(1, sb.p, sb.len) == 0 ? EXIT_OK : EXIT_FAIL;
 	}
 	printf("name: %s\nkind: %s\npath: %s\nfile: %s\n", sk->name,
-	    sk->flags & SKILL_OSKILL ? "orchestration" : "skill", sk->dir,
-	    skill_file(sk, &app.perm));
+	    sk->flags & SKILL_OSKILL ? "orchestration" : "skill",
+	    cmd_shown(sk->dir), cmd_shown(skill_file(sk, &app.perm)));
 	if ((osk = skill_osk(sk)) != NULL)
 		printf("allowed-skills: %s\nallowed-prep-skills: %s\n"
 		    "session: %s\n", sk->flags & SKILL_OSK_ALLOWED ?
@@ -355,19 +358,19 @@ do_show(struct opts *o, int argc, char **argv)
 		    *osk->prep != '\0' ? osk->prep : "(none)",
 		    sk->flags & SKILL_OSK_LOOP ? "loop" : "sop");
 	if (fm != NULL)
-		printf("\n--- front-matter\n%s", fm);
-	printf("\n--- instructions (line %u)\n%s", bl, body);
+		printf("\n--- front-matter\n%s", cmd_shown(fm));
+	printf("\n--- instructions (line %u)\n%s", bl, cmd_shown(body));
 	if (*body != '\0' && body[strlen(body) - 1] != '\n')
 		putchar('\n');
 	printf("\n--- resources (%u%s)\n", n, more ? ", list cut" : "");
 	for (i = 0; i < n; i++) {
 		if (res[i].outside)
 			printf("%s  (link out of the skill: not usable)\n",
-			    res[i].path);
+			    cmd_shown(res[i].path));
 		else if (res[i].dir)
-			printf("%s/\n", res[i].path);
+			printf("%s/\n", cmd_shown(res[i].path));
 		else
-			printf("%s  %lld bytes\n", res[i].path,
+			printf("%s  %lld bytes\n", cmd_shown(res[i].path),
 			    (long long)res[i].size);
 	}
 	return EXIT_OK;

@@ -70,10 +70,12 @@ field(const char **p, int lo, int hi, const char *names, uint64_t *bits,
 	return 0;
 }
 
+/* "@every N[smhd]": at least a minute, at most SCHED_EVERY_MAX, whose
+ * seconds a 32-bit long holds (number() gives up to 999999 units). */
 static int
 every(const char *s, struct sched *out)
 {
-	long v = number(&s, NULL, 0);
+	long long v = number(&s, NULL, 0);
 
 	switch (*s) {
 	case 's': break;
@@ -82,9 +84,9 @@ every(const char *s, struct sched *out)
 	case 'd': v *= 86400; break;
 	default: return -E_INVAL;
 	}
-	if (s[1] != '\0' || v < 60)
+	if (s[1] != '\0' || v < 60 || v > SCHED_EVERY_MAX)
 		return -E_INVAL;
-	out->every = v;
+	out->every = (long)v;
 	return 0;
 }
 

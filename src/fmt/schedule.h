@@ -18,6 +18,7 @@
 #include "base/base.h"
 
 #define SCHED_EPOCH	1577836800LL	/* 2020-01-01T00:00:00Z */
+#define SCHED_EVERY_MAX	(3660L * 86400)	/* "@every": about ten years */
 
 /* Minute, hour, day of month, month, day of week as bit sets; or an
  * interval (every > 0), aligned to the epoch in UTC. */
@@ -43,10 +44,10 @@ struct tz {
 };
 
 /* "hourly", "daily", "weekly", "monthly" (also with @), "@every 15m"
- * (s, m, h, d; at least a minute), or five cron fields (minute hour
- * day-of-month month day-of-week: *, lists, ranges, steps, month and day
- * names; 7 is Sunday too; when both day fields are restricted either
- * one matching is enough). Returns 0 or -E_INVAL. */
+ * (s, m, h, d; at least a minute, at most SCHED_EVERY_MAX), or five cron
+ * fields (minute hour day-of-month month day-of-week: *, lists, ranges,
+ * steps, month and day names; 7 is Sunday too; when both day fields are
+ * restricted either one matching is enough). Returns 0 or -E_INVAL. */
 int	sched_parse(const char *s, struct sched *out);
 
 /* "UTC", "" (also UTC), or a POSIX TZ string such as

@@ -17,6 +17,7 @@
 #include "fmt/json.h"
 #include "base/log.h"
 #include "session/slog.h"
+#include "skill/skill.h"
 #include "base/str.h"
 #include "tool/tool.h"
 
@@ -61,6 +62,63 @@ job_num(const char *s)
 	for (; *s >= '0' && *s <= '9' && v < (1LL << 50); s++)
 		v = v * 10 + (*s - '0');
 	return *s == '\0' ? v : -1;
+}
+
+/* A control character in s: C0 (newline and tab too), DEL, or C1 as
+ * UTF-8 (U+0080-U+009F): what str_ctl_clean neutralises, and more. */
+static int
+has_ctl(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (; *p != '\0'; p++)
+		if (*p < 0x20 || *p == 0x7f || (*p == 0xc2 && p[1] >= 0x80 &&
+		    p[1] <= 0x9f))
+			return 1;
+	return 0;
+}
+
+struct find_ctx {
+	const char	*name;
+	int		 found;
+};
+
+static int
+find_skill(void *ctx, const struct skill *sk)
+{
+	struct find_ctx *f = ctx;
+
+	f->found |= strcmp(sk->name, f->name) == 0;
+	return 0;
+}
+
+/* see jobs.h */
+const char *
+job_check_new(struct arena *a, const struct cfg *c, const char *title,
+    const char *to)
+{
+	struct skill_reg reg;
+	struct find_ctx f = { to, 0 };
+	int e;
+
+	if (title == NULL || *title == '\0')
+		return "the title is empty";
+	if (has_ctl(title))
+		return "the title has a control character (a line break, an "
+		    "escape, ...): it is shown on one line of a terminal";
+	if (to == NULL || *to == '\0')
+		return NULL;
+	if (skill_name_rule(to, strlen(to)) != NULL)
+		return arena_printf(a, "'%.80s' is not a skill's name (the "
+		    "agent who does the job)", has_ctl(to) ? "?" : to);
+	if ((e = skill_reg_init(&reg, c->skills, c->nskills, NULL,
+	    NULL)) == 0)
+		e = skill_reg_each(&reg, find_skill, &f);
+	skill_reg_free(&reg);
+	if (e == 0 && !f.found)
+		return arena_printf(a, "no skill named '%s' is installed "
+		    "(the agent who does the job)", to);
+	return e == -E_NOMEM ? "out of memory looking for the skill" : NULL;
 }
 
 /* Test only: SKILLBOX_JOBS_CRASH_AT=N writes half of this process's Nth
@@ -159,6 +217,17 @@ int_of(const struct json_doc *d, int obj, const char *key)
 
 	json_int(d, json_get(d, obj, key), &v);
 	return v;
+}
+
+/* The job or schedule id at token t: 0 when missing or out of
+ * 1..JOB_ID_MAX (a hand-edited 4294967297 must not become job 1). */
+static unsigned
+id_of(const struct json_doc *d, int t)
+{
+	long long v = 0;
+
+	json_int(d, t, &v);
+	return v > 0 && v <= JOB_ID_MAX ? (unsigned)v : 0;
 }
 
 static int
@@ -264,7 +333,7 @@ apply_job(struct board *b, const struct json_doc *d)
 	struct arena *a = &b->a;
 	struct job *j, **sp, *old;
 	int arr, k, i;
-	unsigned id = (unsigned)int_of(d, 0, "id");
+	unsigned id = id_of(d, json_get(d, 0, "id"));
 
 	if (id == 0 || (j = arena_zalloc(a, sizeof(*j))) == NULL)
 		return id == 0 ? -E_PARSE : -E_NOMEM;
@@ -278,10 +347,11 @@ apply_job(struct board *b, const struct json_doc *d)
 	arr = json_get(d, 0, "parents");
 	for (k = 0; k < JOB_MAX_PARENTS && (i = json_at(d, arr,
 	    (unsigned)k)) >= 0; k++) {
-		long long v = 0;
+		unsigned v = id_of(d, i);
 
-		json_int(d, i, &v);
-		j->parents[j->nparents++] = (unsigned)v;
+		if (v == 0)
+			return -E_PARSE;
+		j->parents[j->nparents++] = v;
 	}
 	if (j->title == NULL || j->input == NULL || j->to == NULL)
 		return -E_PARSE;
@@ -297,7 +367,7 @@ apply_job(struct board *b, const struct json_doc *d)
 static int
 apply_ev(struct board *b, const struct json_doc *d)
 {
-	struct job *j = board_job(b, (unsigned)int_of(d, 0, "job"));
+	struct job *j = board_job(b, id_of(d, json_get(d, 0, "job")));
 	struct job_event *e;
 
 	if (j == NULL)
@@ -322,7 +392,7 @@ apply_sched(struct board *b, const struct json_doc *d)
 {
 	struct arena *a = &b->a;
 	struct job_sched *s, **sp;
-	unsigned id = (unsigned)int_of(d, 0, "id");
+	unsigned id = id_of(d, json_get(d, 0, "id"));
 
 	if (id == 0 || (s = arena_zalloc(a, sizeof(*s))) == NULL)
 		return id == 0 ? -E_PARSE : -E_NOMEM;
@@ -667,6 +737,10 @@ board_put(struct board *b, struct job *j)
 				if (j->parents[k] == j->parents[i])
 					return -E_INVAL;
 		}
+		/* Ids are never used twice (sessions are named after them):
+		 * at the top of the range the board takes no new job. */
+		if (id >= JOB_ID_MAX)
+			return -E_LIMIT;
 		j->id = id + 1;
 	}
 	sbuf_init(&sb, &b->a, 0);
@@ -683,6 +757,8 @@ board_put_sched(struct board *b, struct job_sched *s)
 	if (s->id == 0) {
 		for (i = 0; i < b->nscheds; i++)
 			id = MAX(id, b->scheds[i]->id);
+		if (id >= JOB_ID_MAX)
+			return -E_LIMIT;
 		s->id = id + 1;
 	}
 	sbuf_init(&sb, &b->a, 0);

@@ -37,6 +37,11 @@
 #include "base/base.h"
 
 #define JOB_MAX_PARENTS	16
+/* Job and schedule ids run 1..JOB_ID_MAX, what the CLI and the API take.
+ * Ids are never used twice: a board whose newest job has the last one
+ * takes no new job (-E_LIMIT), and a journal line with an id out of the
+ * range does not parse. */
+#define JOB_ID_MAX	(1u << 30)
 
 enum job_status {
 	JOB_TODO, JOB_READY, JOB_RUNNING, JOB_BLOCKED, JOB_DONE, JOB_FAILED,
@@ -128,11 +133,22 @@ const char *job_outcome_name(enum job_outcome o);
 /* Write the whole job (id 0: a new one, its id set) or schedule, or an
  * event, synced. The board is reloaded from the new line, so j's strings
  * may be anything's. 0, -E_IO, -E_NOMEM, -E_INVAL (a new job whose
- * parents do not exist or would make a cycle). */
+ * parents do not exist or would make a cycle), -E_LIMIT (a new one when
+ * JOB_ID_MAX is used). */
 int	board_put(struct board *b, struct job *j);
 int	board_put_sched(struct board *b, struct job_sched *s);
 int	board_event(struct board *b, unsigned id, const char *kind,
 	    const char *text, long long now);
+
+/* What is wrong with a new job's or schedule's title and assignee (the
+ * CLI's add and schedule add, serve's POST /api/v1/jobs): a title that
+ * is empty or has a control character (it is printed as one line to a
+ * terminal), an assignee (to; "" or NULL: the entry agent) that is not a
+ * skill's name or not one of c's skills. NULL when fine, else why, in a
+ * or static. */
+struct cfg;
+const char *job_check_new(struct arena *a, const struct cfg *c,
+	    const char *title, const char *to);
 
 /* A new job (the CLI's and serve's add): a schema that is not JSON is
  * -E_PARSE; max_tries 0 takes tries, backoff < 0 takes backoff; then as

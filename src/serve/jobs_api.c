@@ -185,7 +185,7 @@ jb_parse(struct conn *c, const struct json_doc *d, struct job *j)
 	    d->t[p].size > JOB_MAX_PARENTS))
 		return "'parents' must be an array of at most 16 job ids";
 	for (i = 0; p >= 0 && (t = json_at(d, p, (unsigned)i)) >= 0; i++) {
-		if (json_int(d, t, &v) != 0 || v <= 0 || v > 1L << 30)
+		if (json_int(d, t, &v) != 0 || v <= 0 || v > JOB_ID_MAX)
 			return "'parents' must be an array of job ids";
 		j->parents[j->nparents++] = (unsigned)v;
 	}
@@ -208,7 +208,8 @@ jb_add(struct srv *s, struct conn *c)
 	memset(&j, 0, sizeof(j));
 	j.to = "";
 	j.backoff = -1;
-	if ((why = jb_parse(c, &d, &j)) != NULL)
+	if ((why = jb_parse(c, &d, &j)) != NULL || (why = job_check_new(&c->a,
+	    s->cfg, j.title, j.to)) != NULL)
 		return jb_bad(s, c, why);
 	j.made = time(NULL);
 	if (jb_open(s, c, &b) == NULL)
@@ -216,6 +217,10 @@ jb_add(struct srv *s, struct conn *c)
 	if ((e = board_add(&b, &j, s->cfg->jobs.retries + 1,
 	    s->cfg->jobs.backoff_s)) != 0) {
 		jb_close(&b);
+		if (e == -E_LIMIT)
+			return httpd_respond_err(s, c, 409, "conflict", "the board "
+			    "has used its last job id (ids are never used twice)",
+			    NULL);
 		if (e == -E_PARSE || e == -E_INVAL)
 			return jb_bad(s, c, e == -E_PARSE ? "'schema' is not "
 			    "JSON" : "'parents' names a job that does not "
@@ -440,10 +445,10 @@ jobs_api_route(struct srv *s, struct conn *c, const char *p, int get, int post)
 		    "not allowed here", NULL);
 	if (strcmp(p, "/events") == 0 && get)
 		return jb_events(s, c);
-	for (k = p + 1; *p == '/' && *k >= '0' && *k <= '9' && id <= 1L << 30;
+	for (k = p + 1; *p == '/' && *k >= '0' && *k <= '9' && id <= JOB_ID_MAX;
 	    k++)
 		id = id * 10 + (*k - '0');
-	if (id <= 0 || id > 1L << 30 || (*k != '\0' && *k != '/'))
+	if (id <= 0 || id > JOB_ID_MAX || (*k != '\0' && *k != '/'))
 		return httpd_respond_err(s, c, 404, "not_found", "no such path",
 		    NULL);
 	if (*k == '\0' && get)

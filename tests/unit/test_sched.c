@@ -143,6 +143,12 @@ t_cron(void)
 	T_EQI(sched_parse("* * * * 8", &s), -E_INVAL);
 	T_EQI(sched_parse("@every 30s", &s), -E_INVAL);
 	T_EQI(sched_parse("@every 2x", &s), -E_INVAL);
+	/* found by fuzz_cron: the seconds must fit a 32-bit long */
+	T_EQI(sched_parse("@every 99999d", &s), -E_INVAL);
+	T_EQI(sched_parse("@every 999999h", &s), -E_INVAL);
+	T_EQI(sched_parse("@every 3661d", &s), -E_INVAL);
+	T_EQI(sched_parse("@every 3660d", &s), 0);
+	T_EQI(s.every, 3660L * 86400);
 	T_EQI(sched_parse("", &s), -E_INVAL);
 }
 

@@ -40,6 +40,9 @@ service_up() {
 	    tr '\0' ' ' </proc/"$pid"/cmdline | grep -q 'skillbox .*serve'
 }
 check service "$(/etc/init.d/S95skillbox status)" service_up
+# ... as the user skillbox, not root (S95skillbox's RUN_AS)
+svc_user() { stat -c %U /proc/"$(cat /var/run/skillbox.pid)" 2>/dev/null; }
+check service-user "$(svc_user)" [ "$(svc_user)" = skillbox ]
 
 # GET /health: the server may still be loading; a few tries.
 health() {
