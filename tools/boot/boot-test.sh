@@ -61,7 +61,7 @@ info health $R/health
 # One offline turn through the service: the offline provider picks a
 # skill and runs its default action in the sandbox of this kernel.
 run_offline() {
-	timeout 90 wget -q -O $R/run --header 'Accept: application/json' \
+	timeout 90 wget -q -O $R/run --header 'Accept: application/json' --header 'Content-Type: application/json' \
 	    --post-data '{"input":"how is the memory and load?","session":"boot"}' \
 	    $API/api/v1/run 2>$R/run.err &&
 	    grep -q '"status":"ok"' $R/run &&
@@ -121,7 +121,7 @@ ro_root() {
 		echo "/ is still writable" >>$R/ro.err
 		return 1
 	fi
-	timeout 90 wget -q -O $R/ro --header 'Accept: application/json' \
+	timeout 90 wget -q -O $R/ro --header 'Accept: application/json' --header 'Content-Type: application/json' \
 	    --post-data '{"input":"what is using my disk?","session":"ro-serve"}' \
 	    $API/api/v1/run 2>>$R/ro.err && grep -q '"status":"ok"' $R/ro &&
 	    timeout 90 $SB -c /etc/skillbox/skillbox.yaml run --session ro-cli \
