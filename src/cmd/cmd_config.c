@@ -26,6 +26,7 @@
 #include "agent/cfg.h"
 #include "cmd/cmd.h"
 #include "fmt/json.h"
+#include "skill/mcp_spec.h"
 #include "base/log.h"
 #include "base/str.h"
 #include "config.h"
@@ -197,6 +198,19 @@ put_prices(struct out *o)
 	end(o, "prices");
 }
 
+/* The MCP servers by name (a crew's among them). */
+static void
+put_mcp(struct out *o)
+{
+	const struct cfg *c = o->c;
+	const char **v = arena_alloc(&app.perm, (c->nmcp + 1) * sizeof(*v));
+	unsigned i;
+
+	for (i = 0; v != NULL && i < c->nmcp; i++)
+		v[i] = c->mcp[i].name;
+	put_list(o, "mcp_servers", v, v != NULL ? c->nmcp : 0, "none");
+}
+
 static void
 put_settings(struct out *o)
 {
@@ -234,6 +248,8 @@ put_settings(struct out *o)
 		put_list(o, "handoffs", c->handoff_pairs, c->nhandoff_pairs, "");
 	put_list(o, "approve", c->approve, c->napprove, "none");
 	put_num(o, "hooks", c->nhooks, "(none)");
+	if (HAVE_MCP)
+		put_mcp(o);
 	put_num(o, "limits.turns", c->limits.turns, NULL);
 	put_num(o, "limits.time", c->limits.time_s, NULL);
 	put_num(o, "limits.tokens", c->limits.tokens, "(no limit)");
@@ -329,6 +345,7 @@ do_check(const char *path, int json)
 		log_err("%s", err);
 		return EXIT_FAIL;
 	}
+	cmd_cfg_warn(&c);
 	if (cfg_secret_is_key(&c) != NULL)
 		log_warn("sandbox.secrets names %s, the model's own API key: "
 		    "every script (and so the model) can read it",
