@@ -1200,6 +1200,9 @@ cfg_load(struct cfg *c, struct arena *a, const char *path, char *err,
 		e = cfg_bad(&l, -E_INVAL, l.provider_line, "provider '%s' "
 		    "needs a model", c->provider);
 	}
+	/* No base_url: the provider's own (Ollama's on this host). */
+	if (c->base_url == NULL && llm_proto_find(c->provider) != NULL)
+		c->base_url = llm_proto_find(c->provider)->base_url;
 out:
 	if (e == -E_NOMEM && errlen > 0)
 		snprintf(err, errlen, "%s: out of memory", file != NULL ? file :
@@ -1231,6 +1234,28 @@ cfg_api_key_env(const struct cfg *c)
 	    strcmp(c->provider, "responses") == 0)
 		return "OPENAI_API_KEY";
 	return NULL;
+}
+
+/* see cfg.h */
+int
+cfg_key_check(const struct cfg *c, char *why, size_t n)
+{
+	const struct llm_proto *p = llm_proto_find(c->provider);
+	const char *var = cfg_api_key_env(c);
+	int own;
+
+	if (p == NULL || var == NULL || cfg_api_key(c) != NULL)
+		return 0;
+	/* A server of one's own (LM Studio, vLLM) may need no key; the
+	 * provider's own does, and so does a variable named for it. */
+	own = c->base_url == NULL || strncmp(c->base_url, p->base_url,
+	    strlen(p->base_url)) == 0 || c->api_key_env != NULL;
+	snprintf(why, n, "%s is not set: %s %s an API key (export %s=..., or "
+	    "name another variable with api_key_env: in %s)", var,
+	    c->base_url != NULL ? c->base_url : c->provider, own ? "needs" :
+	    "gets no key; if it needs one, give it", var, c->file != NULL ?
+	    c->file : "skillbox.yaml");
+	return own ? -E_INVAL : -E_NOENT;
 }
 
 /* see cfg.h */

@@ -199,6 +199,22 @@ cmd_cfg_warn(const struct cfg *c)
 
 /* see cmd.h */
 int
+cmd_key_check(const struct cfg *c)
+{
+	char why[320];
+	int e = cfg_key_check(c, why, sizeof(why));
+
+	if (e == -E_NOENT)
+		log_warn("%s", why);
+	else if (e != 0) {
+		log_err("%s", why);
+		return EXIT_FAIL;
+	}
+	return 0;
+}
+
+/* see cmd.h */
+int
 cmd_write(int fd, const char *buf, size_t n)
 {
 	ssize_t r;
@@ -281,7 +297,7 @@ on_event(void *ctx, const struct agent_event *e)
 /* see cmd.h */
 int
 cmd_agent_open(struct agent **out, const char *session, int resume,
-    int stream, int json, int nolog, struct cmd_printer *p)
+    int stream, int json, int nolog, int model, struct cmd_printer *p)
 {
 	struct agent_opts o;
 	struct cfg *c;
@@ -297,6 +313,8 @@ cmd_agent_open(struct agent **out, const char *session, int resume,
 		return EXIT_FAIL;
 	}
 	cmd_cfg_warn(c);
+	if (model && (e = cmd_key_check(c)) != 0)
+		return e;
 	memset(p, 0, sizeof(*p));
 	p->json = json;
 	p->stream = stream;

@@ -109,11 +109,16 @@ struct sbuf;
 int	cmd_read_text(const char *applet, const char *arg, struct sbuf *in);
 
 /* Load the configuration and open the agent with its session (NULL: a
- * new one; resume: it must exist; nolog: none kept), in app.perm; its
+ * new one; resume: it must exist; nolog: none kept), in app.perm; with
+ * `model`, the model's API key must be there (cmd_key_check); its
  * events go to printer p (set up here: json NDJSON, stream text as it
  * comes). Returns 0 or an exit status (the error said). */
 int	cmd_agent_open(struct agent **out, const char *session, int resume,
-	    int stream, int json, int nolog, struct cmd_printer *p);
+	    int stream, int json, int nolog, int model, struct cmd_printer *p);
+
+/* Before a model is asked: its API key, if it needs one (cfg_key_check).
+ * 0 (maybe a warning said), or EXIT_FAIL with the variable to set said. */
+int	cmd_key_check(const struct cfg *c);
 
 /* Print the turn's final text as p prints (not again when it was
  * streamed or said as an error); status st of the turn. */

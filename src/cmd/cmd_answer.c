@@ -61,7 +61,7 @@ cmd_answer(int argc, char **argv)
 	if (decide < 0 && (r = cmd_read_text("answer", optind + 1 < argc ?
 	    argv[optind + 1] : NULL, &in)) != 0)
 		return r;
-	if ((r = cmd_agent_open(&ag, argv[optind], 1, stream, json, 0,
+	if ((r = cmd_agent_open(&ag, argv[optind], 1, stream, json, 0, 1,
 	    &p)) != 0)
 		return r;
 	if (agent_question(ag) == NULL) {

@@ -71,7 +71,7 @@ cmd_chat(int argc, char **argv)
 		    "stdin");
 	if ((line = arena_alloc(&app.perm, LINE_MAX_BYTES)) == NULL)
 		return cmd_nomem("starting");
-	if ((r = cmd_agent_open(&ag, session, resume, stream, json, 0,
+	if ((r = cmd_agent_open(&ag, session, resume, stream, json, 0, 1,
 	    &printer)) != 0)
 		return r;
 	if (tty)

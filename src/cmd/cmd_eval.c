@@ -728,6 +728,9 @@ cmd_eval(int argc, char **argv)
 		log_err("%s", why);
 		return EXIT_FAIL;
 	}
+	cmd_cfg_warn(cf);
+	if ((e = cmd_key_check(cf)) != 0)
+		return e;
 	/* The trust anchors once, before the first case's mark: a client
 	 * keeps the first it loads for the whole process, and each case's
 	 * memory is given back. */

@@ -395,7 +395,7 @@ cmd_mcp(int argc, char **argv)
 	    strcmp(argv[0], "call") != 0 || argc < 3 || argc > 4))
 		return cmd_usage("mcp", "list [SERVER], call SERVER TOOL "
 		    "[JSON] or serve");
-	if ((rc = cmd_agent_open(&ag, NULL, 0, 0, json, 1, &p)) != 0)
+	if ((rc = cmd_agent_open(&ag, NULL, 0, 0, json, 1, 0, &p)) != 0)
 		return rc;
 	if (argv[0][0] == 's') {
 		rc = serve(ag);

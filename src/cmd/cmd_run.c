@@ -88,7 +88,7 @@ cmd_run(int argc, char **argv)
 	if (plan && agent == NULL)
 		return cmd_usage("run", "--plan-only needs --agent NAME");
 	if ((r = cmd_agent_open(&ag, session, resume, stream, json, nolog,
-	    &p)) != 0)
+	    1, &p)) != 0)
 		return r;
 	agent_entry(ag, agent, plan);
 	st = agent_turn(ag, in.p, in.len, &final);
