@@ -808,7 +808,7 @@ cfg_load_agents(struct cfg_ld *l)
 	struct fm_node *root, *nd;
 	struct fm_error fe;
 	struct str yaml, body;
-	unsigned yl, bl;
+	unsigned yl, bl, fixed;
 	char *text, why[32];
 	size_t n;
 	int e;
@@ -823,10 +823,14 @@ cfg_load_agents(struct cfg_ld *l)
 		return cfg_bad(l, -E_PARSE, yl, "front-matter opened on line "
 		    "%u is not closed with ---", yl - 1);
 	if (e == 0 && !(HAVE_CREW && l->other)) {
-		if ((e = fm_parse(&l->tmp, yaml.p, yaml.n, yl, &root,
-		    &fe)) != 0)
+		if ((e = fm_parse_lax(&l->tmp, yaml.p, yaml.n, yl, &root,
+		    &fe, &fixed)) != 0)
 			return e == -E_NOMEM ? e : cfg_bad(l, -E_PARSE, fe.line,
 			    "%s", fe.msg);
+		if (fixed != 0)
+			log_warn("%s:%u: a quoted value goes on at column 0; "
+			    "read as js-yaml reads it (YAML wants those lines "
+			    "indented)", path, fixed);
 		if (root->kind != FM_MAP && root->kind != FM_NULL)
 			return cfg_bad(l, -E_INVAL, root->line,
 			    "front-matter must be a map of keys");

@@ -10,7 +10,7 @@
  *
  * -s      stream the answer as it arrives
  * --json  NDJSON events on stdout, as `run --json`
- * -c FILE configuration (before the applet: skillbox -c FILE answer)
+ * -c FILE configuration, before or after `answer` (skillbox --help)
  *
  * A new `run` or `chat` message on the session instead of an answer
  * drops the paused turn (logged as turn_abort).

@@ -10,6 +10,8 @@
  * --session NAME  continue or create that session
  * --resume NAME   continue that session; it must exist
  * [EVAL] --no-cache      ask the model even when the response cache has it
+ * -c FILE         configuration or crew, before or after `chat` (skillbox
+ *                 --help: the global options)
  *
  * When the model asks a question (ask_user), the next line is the answer
  * ("answer>" on a terminal); /exit then leaves with the turn paused in

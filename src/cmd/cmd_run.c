@@ -18,7 +18,8 @@
  *                 skill runs its plan or loop) instead of the entry agent
  * --plan-only     with an orchestration skill in SOP mode: print its plan,
  *                 checked, and run nothing
- * -c FILE         configuration (before the applet: skillbox -c FILE run)
+ * -c FILE         configuration or crew, before or after `run`; -d DIR a
+ *                 skills folder (skillbox --help: the global options)
  *
  * Progress goes to stderr on a terminal (or with -v).
  * When the model asks the person something (ask_user, offered when the
