@@ -1254,11 +1254,10 @@ cfg_key_check(const struct cfg *c, char *why, size_t n)
 	 * provider's own does, and so does a variable named for it. */
 	own = c->base_url == NULL || strncmp(c->base_url, p->base_url,
 	    strlen(p->base_url)) == 0 || c->api_key_env != NULL;
-	snprintf(why, n, "%s is not set: %s %s an API key (export %s=..., or "
-	    "name another variable with api_key_env: in %s)", var,
-	    c->base_url != NULL ? c->base_url : c->provider, own ? "needs" :
-	    "gets no key; if it needs one, give it", var, c->file != NULL ?
-	    c->file : "skillbox.yaml");
+	snprintf(why, n, own ? "%s is not set: %s needs an API key (export "
+	    "it, or name another variable in api_key_env:)" : "%s is not set: "
+	    "no API key goes to %s", var, c->base_url ? c->base_url :
+	    c->provider);
 	return own ? -E_INVAL : -E_NOENT;
 }
 

@@ -94,11 +94,11 @@ global_letter(const char *w, const char **val)
 
 /* see cmd.h */
 int
-cmd_global_take(struct cmd_global *g, const char *own, int pass,
-    int *argc, char **argv)
+cmd_global_take(struct cmd_global *g, const char *own, int *argc,
+    char **argv)
 {
 	const char *w, *val, *o = NULL;
-	int i, k = 1, c, after_opt = 0, e;
+	int i, k = 1, c, after_opt = 0, e, pass = *own == '+';
 
 	for (i = 1; i < *argc; i++) {
 		w = argv[i];
@@ -179,13 +179,12 @@ cmd_warn_dirs(const char *const *dirs, unsigned n, const char *from)
 		    stat(dirs[i], &st) != 0 ? strerror(errno) : "not a folder");
 		bad++;
 	}
-	if (n > 0 && bad == n)
-		log_warn("no skills folder exists: no skill is loaded");
 	return bad;
 }
 
-/* see cmd.h */
-void
+/* What a loaded configuration may get wrong without being invalid: a
+ * named skills folder that does not exist, -d that its skills: overrides. */
+static void
 cmd_cfg_warn(const struct cfg *c)
 {
 	const char *src = cfg_source(c, "skills");
@@ -195,6 +194,26 @@ cmd_cfg_warn(const struct cfg *c)
 	/* The default folders need not exist; named ones should. */
 	if (strcmp(src, "default") != 0)
 		(void)cmd_warn_dirs(c->skills, c->nskills, src);
+}
+
+/* see cmd.h */
+int
+cmd_cfg_load(struct cfg **out)
+{
+	struct cfg *c;
+	char why[320];
+	int e;
+
+	if ((*out = c = arena_zalloc(&app.perm, sizeof(*c))) == NULL ||
+	    (e = cfg_load(c, &app.perm, app.config, why, sizeof(why))) ==
+	    -E_NOMEM)
+		return cmd_nomem("loading the configuration");
+	if (e != 0) {
+		log_err("%s", why);
+		return EXIT_FAIL;
+	}
+	cmd_cfg_warn(c);
+	return 0;
 }
 
 /* see cmd.h */
@@ -304,16 +323,8 @@ cmd_agent_open(struct agent **out, const char *session, int resume,
 	char why[320];
 	int e;
 
-	if ((c = arena_zalloc(&app.perm, sizeof(*c))) == NULL)
-		return cmd_nomem("loading the configuration");
-	if ((e = cfg_load(c, &app.perm, app.config, why, sizeof(why))) != 0) {
-		if (e == -E_NOMEM)
-			return cmd_nomem("loading the configuration");
-		log_err("%s", why);
-		return EXIT_FAIL;
-	}
-	cmd_cfg_warn(c);
-	if (model && (e = cmd_key_check(c)) != 0)
+	if ((e = cmd_cfg_load(&c)) != 0 || (model && (e = cmd_key_check(c))
+	    != 0))
 		return e;
 	memset(p, 0, sizeof(*p));
 	p->json = json;

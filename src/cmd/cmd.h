@@ -51,11 +51,11 @@ int	cmd_global_set(struct cmd_global *g, int opt, const char *arg);
  * name), closing the gaps in argv and *argc. `own` lists the letters the
  * applet keeps for itself (a colon after one that takes a value: "d:q").
  * Only whole words count (-c FILE, --config FILE, --config=FILE), up to
- * "--"; with `pass` set (exec), up to the first operand that no option
- * takes, since what follows belongs to another program. 0, or EXIT_USAGE
- * (said). */
-int	cmd_global_take(struct cmd_global *g, const char *own, int pass,
-	    int *argc, char **argv);
+ * "--"; with `own` starting with '+' (exec), up to the first operand that
+ * no option takes, since what follows belongs to another program. 0, or
+ * EXIT_USAGE (said). */
+int	cmd_global_take(struct cmd_global *g, const char *own, int *argc,
+	    char **argv);
 
 extern struct app app;
 
@@ -78,15 +78,15 @@ int	cmd_usage(const char *applet, const char *fmt, ...) ATTR_PRINTF(2, 3);
 int	cmd_default_roots(const char *applet, const char **roots, unsigned *n);
 
 /* Warn about each of the skills folders dirs[0..n) that is not a folder,
- * naming `from` (where the list came from), and when none is; returns how
- * many are missing. */
+ * naming `from` (where the list came from); returns how many are missing. */
 unsigned cmd_warn_dirs(const char *const *dirs, unsigned n, const char *from);
 
-/* What a loaded configuration may get wrong without being invalid: a
- * named skills folder that does not exist, -d that its skills: overrides.
- * Warnings only. */
+/* Load the configuration (app.config) into *out, in app.perm, and warn
+ * about what it may get wrong without being invalid: a named skills folder
+ * that does not exist, -d that its skills: overrides. 0, or an exit status
+ * (the error said). */
 struct cfg;
-void	cmd_cfg_warn(const struct cfg *c);
+int	cmd_cfg_load(struct cfg **out);
 
 /* Write all of buf to fd; returns 0 or -E_IO (EPIPE included). */
 int	cmd_write(int fd, const char *buf, size_t n);

@@ -80,21 +80,16 @@ hash_token(const char *tok)
 	return EXIT_OK;
 }
 
-/* Said before the first request: a configuration that cannot load is
- * left for the server to report as it does on a reload. */
+/* Said before the first request. */
 static int
 key_check(void)
 {
 	struct arena_mark m = arena_mark(&app.perm);
-	struct cfg *c = arena_zalloc(&app.perm, sizeof(*c));
-	char why[320];
-	int r = 0;
+	struct cfg *c;
+	int r;
 
-	if (c != NULL && cfg_load(c, &app.perm, app.config, why,
-	    sizeof(why)) == 0) {
-		cmd_cfg_warn(c);
+	if ((r = cmd_cfg_load(&c)) == 0)
 		r = cmd_key_check(c);
-	}
 	arena_reset_to(&app.perm, m);
 	return r;
 }

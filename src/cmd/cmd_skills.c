@@ -162,20 +162,13 @@ config_roots(struct opts *o)
 {
 	const char *env = getenv("SKILLBOX_CONFIG");
 	struct cfg *c;
-	char err[320];
 	unsigned i;
 	int e;
 
 	if (app.config == NULL && (env == NULL || *env == '\0'))
 		return 0;
-	if ((c = arena_zalloc(&app.perm, sizeof(*c))) == NULL)
-		return cmd_nomem("loading the configuration");
-	if ((e = cfg_load(c, &app.perm, app.config, err, sizeof(err))) != 0) {
-		if (e == -E_NOMEM)
-			return cmd_nomem("loading the configuration");
-		log_err("%s", err);
-		return EXIT_FAIL;
-	}
+	if ((e = cmd_cfg_load(&c)) != 0)
+		return e;
 	for (i = 0; i < c->nskills && i < SKILL_MAX_ROOTS; i++)
 		o->roots[o->nroots++] = c->skills[i];
 	return 0;

@@ -23,45 +23,45 @@ struct applet {
 	int		(*fn)(int, char **);	/* NULL: left out of this build */
 	const char	*summary;		/* then its switch */
 	unsigned	 help;		/* which text of help_lz */
-	const char	*own;		/* global letters it keeps, or NULL */
-	int		 pass;		/* its operands go on to a program */
+	const char	*own;		/* global letters it keeps (see
+					 * cmd_global_take), or NULL */
 };
 
 /* Sorted by name. An applet of a feature left out (make EVAL=0) stays,
  * to say so: OFF(name, switch). */
-#define OFF(n, s)	{ n, NULL, s, 0, NULL, 0 }
+#define OFF(n, s)	{ n, NULL, s, 0, NULL }
 static const struct applet applets[] = {
-	{ "answer", cmd_answer, SUMMARY_ANSWER, HELP_ANSWER, NULL, 0 },
-	{ "chat", cmd_chat, SUMMARY_CHAT, HELP_CHAT, NULL, 0 },
-	{ "config", cmd_config, SUMMARY_CONFIG, HELP_CONFIG, NULL, 0 },
+	{ "answer", cmd_answer, SUMMARY_ANSWER, HELP_ANSWER, NULL },
+	{ "chat", cmd_chat, SUMMARY_CHAT, HELP_CHAT, NULL },
+	{ "config", cmd_config, SUMMARY_CONFIG, HELP_CONFIG, NULL },
 #if HAVE_EVAL
-	{ "eval", cmd_eval, SUMMARY_EVAL, HELP_EVAL, NULL, 0 },
+	{ "eval", cmd_eval, SUMMARY_EVAL, HELP_EVAL, NULL },
 #else
 	OFF("eval", "EVAL"),
 #endif
-	{ "exec", cmd_exec, SUMMARY_EXEC, HELP_EXEC, "d:S", 1 },
+	{ "exec", cmd_exec, SUMMARY_EXEC, HELP_EXEC, "+d:S" },
 #if HAVE_JOBS
-	{ "jobs", cmd_jobs, SUMMARY_JOBS, HELP_JOBS, NULL, 0 },
+	{ "jobs", cmd_jobs, SUMMARY_JOBS, HELP_JOBS, NULL },
 #else
 	OFF("jobs", "JOBS"),
 #endif
-	{ "llm", cmd_llm, SUMMARY_LLM, HELP_LLM, "m:", 0 },
+	{ "llm", cmd_llm, SUMMARY_LLM, HELP_LLM, "m:" },
 #if HAVE_MCP
-	{ "mcp", cmd_mcp, SUMMARY_MCP, HELP_MCP, NULL, 0 },
+	{ "mcp", cmd_mcp, SUMMARY_MCP, HELP_MCP, NULL },
 #else
 	OFF("mcp", "MCP"),
 #endif
-	{ "run", cmd_run, SUMMARY_RUN, HELP_RUN, NULL, 0 },
-	{ "sandbox", cmd_sandbox, SUMMARY_SANDBOX, HELP_SANDBOX, NULL, 0 },
-	{ "serve", cmd_serve, SUMMARY_SERVE, HELP_SERVE, NULL, 0 },
-	{ "session", cmd_session, SUMMARY_SESSION, HELP_SESSION, NULL, 0 },
-	{ "skills", cmd_skills, SUMMARY_SKILLS, HELP_SKILLS, "d:q", 0 },
+	{ "run", cmd_run, SUMMARY_RUN, HELP_RUN, NULL },
+	{ "sandbox", cmd_sandbox, SUMMARY_SANDBOX, HELP_SANDBOX, NULL },
+	{ "serve", cmd_serve, SUMMARY_SERVE, HELP_SERVE, NULL },
+	{ "session", cmd_session, SUMMARY_SESSION, HELP_SESSION, NULL },
+	{ "skills", cmd_skills, SUMMARY_SKILLS, HELP_SKILLS, "d:q" },
 #if HAVE_PERSIST
-	{ "state", cmd_state, SUMMARY_STATE, HELP_STATE, NULL, 0 },
+	{ "state", cmd_state, SUMMARY_STATE, HELP_STATE, NULL },
 #else
 	OFF("state", "PERSIST"),
 #endif
-	{ "version", cmd_version, SUMMARY_VERSION, HELP_VERSION, NULL, 0 },
+	{ "version", cmd_version, SUMMARY_VERSION, HELP_VERSION, NULL },
 };
 
 static const struct applet *
@@ -94,8 +94,6 @@ usage(FILE *f)
 	    "                     $SKILLBOX_CONFIG, ./skillbox.yaml,\n"
 	    "                     /etc/skillbox/skillbox.yaml)\n"
 	    "  -d, --dir DIR      a skills folder, as $SKILLBOX_SKILLS\n"
-	    "                     (repeatable; skills: in the configuration\n"
-	    "                     wins)\n"
 	    "  -m, --memory SIZE  memory budget, e.g. 512k, 4M (default %uk;\n"
 	    "                     also $SKILLBOX_MEMORY, or memory: in the\n"
 	    "                     configuration)\n"
@@ -104,9 +102,7 @@ usage(FILE *f)
 	    "      --stats        print memory use at exit\n"
 	    "  -h, --help         this text; `skillbox APPLET --help` for one\n"
 	    "  -V, --version      same as `skillbox version`\n"
-	    "After the applet, llm keeps -m (its model), exec -d and --stats,\n"
-	    "skills -d and -q, as their help says; exec's options end at\n"
-	    "the skill's name. A value that looks like an option: --opt=VALUE.\n"
+	    "(llm's -m, exec's -d, --stats, skills' -d, -q are their own)\n"
 	    "\nExit status: 0 ok, 1 failure (a configuration error too), 2 "
 	    "usage error (or an\napplet not in this build), 3 memory budget "
 	    "exhausted, 4 a limit (turns, time,\ntokens, budget) stopped the "
@@ -275,7 +271,7 @@ main(int argc, char **argv)
 	}
 	if (a->fn == NULL)
 		return cmd_off(a->name, a->summary);
-	if (cmd_global_take(&g, a->own != NULL ? a->own : "", a->pass, &argc,
+	if (cmd_global_take(&g, a->own != NULL ? a->own : "", &argc,
 	    argv) != 0)
 		return EXIT_USAGE;
 	app.config = g.config;
