@@ -826,7 +826,7 @@ cfg_load_agents(struct cfg_ld *l)
 	struct fm_node *root, *nd;
 	struct fm_error fe;
 	struct str yaml, body;
-	unsigned yl, bl;
+	unsigned yl, bl, fixed;
 	char *text, why[32];
 	size_t n;
 	int e;
@@ -841,10 +841,14 @@ cfg_load_agents(struct cfg_ld *l)
 		return cfg_bad(l, -E_PARSE, yl, "front-matter opened on line "
 		    "%u is not closed with ---", yl - 1);
 	if (e == 0 && !(HAVE_CREW && l->other)) {
-		if ((e = fm_parse(&l->tmp, yaml.p, yaml.n, yl, &root,
-		    &fe)) != 0)
+		if ((e = fm_parse_lax(&l->tmp, yaml.p, yaml.n, yl, &root,
+		    &fe, &fixed)) != 0)
 			return e == -E_NOMEM ? e : cfg_bad(l, -E_PARSE, fe.line,
 			    "%s", fe.msg);
+		if (fixed != 0)
+			log_warn("%s:%u: a quoted value goes on at column 0; "
+			    "read as js-yaml reads it (YAML wants those lines "
+			    "indented)", path, fixed);
 		if (root->kind != FM_MAP && root->kind != FM_NULL)
 			return cfg_bad(l, -E_INVAL, root->line,
 			    "front-matter must be a map of keys");
@@ -1218,6 +1222,9 @@ cfg_load(struct cfg *c, struct arena *a, const char *path, char *err,
 		e = cfg_bad(&l, -E_INVAL, l.provider_line, "provider '%s' "
 		    "needs a model", c->provider);
 	}
+	/* No base_url: the provider's own (Ollama's on this host). */
+	if (c->base_url == NULL && llm_proto_find(c->provider) != NULL)
+		c->base_url = llm_proto_find(c->provider)->base_url;
 out:
 	if (e == -E_NOMEM && errlen > 0)
 		snprintf(err, errlen, "%s: out of memory", file != NULL ? file :
@@ -1249,6 +1256,27 @@ cfg_api_key_env(const struct cfg *c)
 	    strcmp(c->provider, "responses") == 0)
 		return "OPENAI_API_KEY";
 	return NULL;
+}
+
+/* see cfg.h */
+int
+cfg_key_check(const struct cfg *c, char *why, size_t n)
+{
+	const struct llm_proto *p = llm_proto_find(c->provider);
+	const char *var = cfg_api_key_env(c);
+	int own;
+
+	if (p == NULL || var == NULL || cfg_api_key(c) != NULL)
+		return 0;
+	/* A server of one's own (LM Studio, vLLM) may need no key; the
+	 * provider's own does, and so does a variable named for it. */
+	own = c->base_url == NULL || strncmp(c->base_url, p->base_url,
+	    strlen(p->base_url)) == 0 || c->api_key_env != NULL;
+	snprintf(why, n, own ? "%s is not set: %s needs an API key (export "
+	    "it, or name another variable in api_key_env:)" : "%s is not set: "
+	    "no API key goes to %s", var, c->base_url ? c->base_url :
+	    c->provider);
+	return own ? -E_INVAL : -E_NOENT;
 }
 
 /* see cfg.h */

@@ -301,6 +301,13 @@ const char *cfg_source(const struct cfg *c, const char *key);
  * NULL for ollama and offline. */
 const char *cfg_api_key_env(const struct cfg *c);
 
+/* Is the API key there before a request is sent? 0: set, or none needed
+ * (ollama, offline). Else the message in why, naming the variable to set:
+ * -E_INVAL when the key is needed (the provider's own server, or
+ * api_key_env names the variable), -E_NOENT when the server may do
+ * without one (base_url a server of one's own: a warning). */
+int	cfg_key_check(const struct cfg *c, char *why, size_t n);
+
 /* The entry of sandbox.secrets that hands the model's own API key to every
  * script, or NULL. */
 const char *cfg_secret_is_key(const struct cfg *c);

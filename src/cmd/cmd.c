@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent/cfg.h"
@@ -42,6 +43,104 @@ cmd_usage(const char *applet, const char *fmt, ...)
 
 /* see cmd.h */
 int
+cmd_global_set(struct cmd_global *g, int opt, const char *arg)
+{
+	switch (opt) {
+	case 'c': g->config = arg; break;
+	case 'm': g->memory = arg; break;
+	case 'v': g->verbose++; break;
+	case 'q': g->quiet = 1; break;
+	case 'S': g->stats = 1; break;
+	case 'd':
+		if (g->ndirs == SKILL_MAX_ROOTS)
+			return cmd_usage(NULL, "at most %d -d", SKILL_MAX_ROOTS);
+		if (*arg == '\0' || strchr(arg, ':') != NULL)
+			return cmd_usage(NULL, "-d '%s': want a folder name "
+			    "without ':'", arg);
+		g->dirs[g->ndirs++] = arg;
+		break;
+	}
+	return 0;
+}
+
+/* The letter of a global option word ("-c", "--config", "--config=F"),
+ * its value in *val when attached; 0 when not one. */
+static int
+global_letter(const char *w, const char **val)
+{
+	static const char *const longs[] = {
+		"config", "dir", "memory", "verbose", "quiet", "stats",
+	};
+	static const char letters[] = "cdmvqS";
+	size_t i, n;
+
+	*val = NULL;
+	if (w[0] == '-' && w[1] != '\0' && w[1] != '-' && w[2] == '\0')
+		return strchr("cdmvq", w[1]) != NULL ? w[1] : 0;
+	if (w[0] != '-' || w[1] != '-')
+		return 0;
+	for (i = 0; i < ARRAY_LEN(longs); i++) {
+		n = strlen(longs[i]);
+		if (strncmp(w + 2, longs[i], n) != 0)
+			continue;
+		if (w[2 + n] == '=' && i < 3)
+			*val = w + 3 + n;
+		else if (w[2 + n] != '\0')
+			continue;
+		return letters[i];
+	}
+	return 0;
+}
+
+/* see cmd.h */
+int
+cmd_global_take(struct cmd_global *g, const char *own, int *argc,
+    char **argv)
+{
+	const char *w, *val, *o = NULL;
+	int i, k = 1, c, after_opt = 0, e, pass = *own == '+';
+
+	for (i = 1; i < *argc; i++) {
+		w = argv[i];
+		if (strcmp(w, "--") == 0)
+			break;
+		if (w[0] != '-' || w[1] == '\0') {
+			/* An option's value, else an operand. */
+			if (pass && !after_opt)
+				break;
+			after_opt = 0;
+			argv[k++] = argv[i];
+			continue;
+		}
+		c = global_letter(w, &val);
+		if (c == 0 || ((o = strchr(own, c)) != NULL)) {
+			/* The applet's: keep it, and its value when known. */
+			argv[k++] = argv[i];
+			after_opt = strchr(w, '=') == NULL;
+			if (c != 0 && o[1] == ':' && val == NULL && i + 1 < *argc) {
+				argv[k++] = argv[++i];
+				after_opt = 0;
+			}
+			continue;
+		}
+		after_opt = 0;
+		if (val == NULL && strchr("cdm", c) != NULL) {
+			if (i + 1 == *argc)
+				return cmd_usage(argv[0], "%s needs a value", w);
+			val = argv[++i];
+		}
+		if ((e = cmd_global_set(g, c, val)) != 0)
+			return e;
+	}
+	while (i < *argc)
+		argv[k++] = argv[i++];
+	argv[k] = NULL;
+	*argc = k;
+	return 0;
+}
+
+/* see cmd.h */
+int
 cmd_nomem(const char *doing)
 {
 	log_err("memory budget of %zu KiB exhausted while %s (%zu KiB in use "
@@ -63,6 +162,73 @@ cmd_default_roots(const char *applet, const char **roots, unsigned *n)
 		return cmd_usage(applet, "at most %d skills folders",
 		    SKILL_MAX_ROOTS);
 	*n = k;
+	return 0;
+}
+
+/* see cmd.h */
+unsigned
+cmd_warn_dirs(const char *const *dirs, unsigned n, const char *from)
+{
+	struct stat st;
+	unsigned i, bad = 0;
+
+	for (i = 0; i < n; i++) {
+		if (stat(dirs[i], &st) == 0 && S_ISDIR(st.st_mode))
+			continue;
+		log_warn("skills folder %s (from %s): %s", dirs[i], from,
+		    stat(dirs[i], &st) != 0 ? strerror(errno) : "not a folder");
+		bad++;
+	}
+	return bad;
+}
+
+/* What a loaded configuration may get wrong without being invalid: a
+ * named skills folder that does not exist, -d that its skills: overrides. */
+static void
+cmd_cfg_warn(const struct cfg *c)
+{
+	const char *src = cfg_source(c, "skills");
+
+	if (app.dirs && strcmp(src, "$SKILLBOX_SKILLS") != 0)
+		log_warn("-d is not used: %s gives the skills folders", src);
+	/* The default folders need not exist; named ones should. */
+	if (strcmp(src, "default") != 0)
+		(void)cmd_warn_dirs(c->skills, c->nskills, src);
+}
+
+/* see cmd.h */
+int
+cmd_cfg_load(struct cfg **out)
+{
+	struct cfg *c;
+	char why[320];
+	int e;
+
+	if ((*out = c = arena_zalloc(&app.perm, sizeof(*c))) == NULL ||
+	    (e = cfg_load(c, &app.perm, app.config, why, sizeof(why))) ==
+	    -E_NOMEM)
+		return cmd_nomem("loading the configuration");
+	if (e != 0) {
+		log_err("%s", why);
+		return EXIT_FAIL;
+	}
+	cmd_cfg_warn(c);
+	return 0;
+}
+
+/* see cmd.h */
+int
+cmd_key_check(const struct cfg *c)
+{
+	char why[320];
+	int e = cfg_key_check(c, why, sizeof(why));
+
+	if (e == -E_NOENT)
+		log_warn("%s", why);
+	else if (e != 0) {
+		log_err("%s", why);
+		return EXIT_FAIL;
+	}
 	return 0;
 }
 
@@ -167,21 +333,16 @@ on_event(void *ctx, const struct agent_event *e)
 /* see cmd.h */
 int
 cmd_agent_open(struct agent **out, const char *session, int resume,
-    int stream, int json, int nolog, struct cmd_printer *p)
+    int stream, int json, int nolog, int model, struct cmd_printer *p)
 {
 	struct agent_opts o;
 	struct cfg *c;
 	char why[320];
 	int e;
 
-	if ((c = arena_zalloc(&app.perm, sizeof(*c))) == NULL)
-		return cmd_nomem("loading the configuration");
-	if ((e = cfg_load(c, &app.perm, app.config, why, sizeof(why))) != 0) {
-		if (e == -E_NOMEM)
-			return cmd_nomem("loading the configuration");
-		log_err("%s", why);
-		return EXIT_FAIL;
-	}
+	if ((e = cmd_cfg_load(&c)) != 0 || (model && (e = cmd_key_check(c))
+	    != 0))
+		return e;
 	memset(p, 0, sizeof(*p));
 	p->json = json;
 	p->stream = stream;

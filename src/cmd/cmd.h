@@ -6,6 +6,7 @@
 #include "agent/agent.h"
 #include "base/arena.h"
 #include "base/base.h"
+#include "skill/skill.h"
 
 /* Exit statuses, documented in --help and README.md. */
 enum {
@@ -26,7 +27,35 @@ struct app {
 	int		 quiet;
 	const char	*prog;
 	const char	*config;	/* -c FILE */
+	int		 dirs;		/* -d gave the skills folders */
 };
+
+/* The options every applet takes, before its name or after it: -c FILE,
+ * -d DIR (repeatable: $SKILLBOX_SKILLS for this run), -m SIZE, -v, -q,
+ * --stats. */
+struct cmd_global {
+	const char	*config;
+	const char	*memory;
+	const char	*dirs[SKILL_MAX_ROOTS];
+	unsigned	 ndirs;
+	int		 verbose;
+	int		 quiet;
+	int		 stats;
+};
+
+/* Take one global option: opt is its letter ('S' for --stats), arg its
+ * value. 0, or EXIT_USAGE (said). */
+int	cmd_global_set(struct cmd_global *g, int opt, const char *arg);
+
+/* Take the global options out of an applet's arguments (argv[0] is its
+ * name), closing the gaps in argv and *argc. `own` lists the letters the
+ * applet keeps for itself (a colon after one that takes a value: "d:q").
+ * Only whole words count (-c FILE, --config FILE, --config=FILE), up to
+ * "--"; with `own` starting with '+' (exec), up to the first operand that
+ * no option takes, since what follows belongs to another program. 0, or
+ * EXIT_USAGE (said). */
+int	cmd_global_take(struct cmd_global *g, const char *own, int *argc,
+	    char **argv);
 
 extern struct app app;
 
@@ -47,6 +76,17 @@ int	cmd_usage(const char *applet, const char *fmt, ...) ATTR_PRINTF(2, 3);
 /* The skills folders used without -d (cfg_default_skill_dirs) into
  * roots[0..SKILL_MAX_ROOTS), their count in *n. 0 or an exit status. */
 int	cmd_default_roots(const char *applet, const char **roots, unsigned *n);
+
+/* Warn about each of the skills folders dirs[0..n) that is not a folder,
+ * naming `from` (where the list came from); returns how many are missing. */
+unsigned cmd_warn_dirs(const char *const *dirs, unsigned n, const char *from);
+
+/* Load the configuration (app.config) into *out, in app.perm, and warn
+ * about what it may get wrong without being invalid: a named skills folder
+ * that does not exist, -d that its skills: overrides. 0, or an exit status
+ * (the error said). */
+struct cfg;
+int	cmd_cfg_load(struct cfg **out);
 
 /* Write all of buf to fd; returns 0 or -E_IO (EPIPE included). */
 int	cmd_write(int fd, const char *buf, size_t n);
@@ -75,11 +115,16 @@ struct sbuf;
 int	cmd_read_text(const char *applet, const char *arg, struct sbuf *in);
 
 /* Load the configuration and open the agent with its session (NULL: a
- * new one; resume: it must exist; nolog: none kept), in app.perm; its
+ * new one; resume: it must exist; nolog: none kept), in app.perm; with
+ * `model`, the model's API key must be there (cmd_key_check); its
  * events go to printer p (set up here: json NDJSON, stream text as it
  * comes). Returns 0 or an exit status (the error said). */
 int	cmd_agent_open(struct agent **out, const char *session, int resume,
-	    int stream, int json, int nolog, struct cmd_printer *p);
+	    int stream, int json, int nolog, int model, struct cmd_printer *p);
+
+/* Before a model is asked: its API key, if it needs one (cfg_key_check).
+ * 0 (maybe a warning said), or EXIT_FAIL with the variable to set said. */
+int	cmd_key_check(const struct cfg *c);
 
 /* Print the turn's final text as p prints (not again when it was
  * streamed or said as an error); status st of the turn. */

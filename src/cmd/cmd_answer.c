@@ -15,7 +15,7 @@
  *
  * -s      stream the answer as it arrives
  * --json  NDJSON events on stdout, as `run --json`
- * -c FILE configuration (before the applet: skillbox -c FILE answer)
+ * -c FILE configuration, before or after `answer` (skillbox --help)
  *
  * A new `run` or `chat` message on the session instead of an answer
  * drops the paused turn (logged as turn_abort).
@@ -70,7 +70,7 @@ cmd_answer(int argc, char **argv)
 	if (decide < 0 && (r = cmd_read_text("answer", optind + 1 < argc ?
 	    argv[optind + 1] : NULL, &in)) != 0)
 		return r;
-	if ((r = cmd_agent_open(&ag, argv[optind], 1, stream, json, 0,
+	if ((r = cmd_agent_open(&ag, argv[optind], 1, stream, json, 0, 1,
 	    &p)) != 0)
 		return r;
 	if (agent_question(ag) == NULL) {

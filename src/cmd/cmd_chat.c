@@ -10,6 +10,8 @@
  * --session NAME  continue or create that session
  * --resume NAME   continue that session; it must exist
  * [EVAL] --no-cache      ask the model even when the response cache has it
+ * -c FILE         configuration or crew, before or after `chat` (skillbox
+ *                 --help: the global options)
  *
  * When the model asks a question (ask_user), the next line is the answer
  * ("answer>" on a terminal); /exit then leaves with the turn paused in
@@ -71,7 +73,7 @@ cmd_chat(int argc, char **argv)
 		    "stdin");
 	if ((line = arena_alloc(&app.perm, LINE_MAX_BYTES)) == NULL)
 		return cmd_nomem("starting");
-	if ((r = cmd_agent_open(&ag, session, resume, stream, json, 0,
+	if ((r = cmd_agent_open(&ag, session, resume, stream, json, 0, 1,
 	    &printer)) != 0)
 		return r;
 	if (tty)

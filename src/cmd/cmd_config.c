@@ -26,6 +26,7 @@
 #include "agent/cfg.h"
 #include "cmd/cmd.h"
 #include "fmt/json.h"
+#include "skill/mcp_spec.h"
 #include "base/log.h"
 #include "base/str.h"
 #include "config.h"
@@ -197,6 +198,19 @@ put_prices(struct out *o)
 	end(o, "prices");
 }
 
+/* The MCP servers by name (a crew's among them). */
+static void
+put_mcp(struct out *o)
+{
+	const struct cfg *c = o->c;
+	const char **v = arena_alloc(&app.perm, (c->nmcp + 1) * sizeof(*v));
+	unsigned i;
+
+	for (i = 0; v != NULL && i < c->nmcp; i++)
+		v[i] = c->mcp[i].name;
+	put_list(o, "mcp_servers", v, v != NULL ? c->nmcp : 0, "none");
+}
+
 static void
 put_settings(struct out *o)
 {
@@ -234,6 +248,8 @@ put_settings(struct out *o)
 		put_list(o, "handoffs", c->handoff_pairs, c->nhandoff_pairs, "");
 	put_list(o, "approve", c->approve, c->napprove, "none");
 	put_num(o, "hooks", c->nhooks, "(none)");
+	if (HAVE_MCP)
+		put_mcp(o);
 	put_num(o, "limits.turns", c->limits.turns, NULL);
 	put_num(o, "limits.time", c->limits.time_s, NULL);
 	put_num(o, "limits.tokens", c->limits.tokens, "(no limit)");
@@ -317,33 +333,28 @@ put_api_key(struct out *o)
 }
 
 static int
-do_check(const char *path, int json)
+do_check(int json)
 {
-	struct cfg c;
+	struct cfg *c;
 	struct out o;
-	char err[512];
 	int e;
 
-	if ((e = cfg_load(&c, &app.perm, path, err, sizeof(err))) == -E_NOMEM)
-		return cmd_nomem("loading the configuration");
-	if (e != 0) {
-		log_err("%s", err);
-		return EXIT_FAIL;
-	}
-	if (cfg_secret_is_key(&c) != NULL)
+	if ((e = cmd_cfg_load(&c)) != 0)
+		return e;
+	if (cfg_secret_is_key(c) != NULL)
 		log_warn("sandbox.secrets names %s, the model's own API key: "
 		    "every script (and so the model) can read it",
-		    cfg_secret_is_key(&c));
+		    cfg_secret_is_key(c));
 	memset(&o, 0, sizeof(o));
-	o.c = &c;
+	o.c = c;
 	o.json = json;
 	sbuf_init(&o.sb, &app.perm, 0);
 	if (json) {
 		json_writer_init(&o.w, &o.sb);
 		json_begin_obj(&o.w);
 		json_key(&o.w, "file");
-		if (c.file != NULL)
-			json_put_str(&o.w, c.file);
+		if (c->file != NULL)
+			json_put_str(&o.w, c->file);
 		else
 			json_put_null(&o.w);
 		put_api_key(&o);
@@ -354,7 +365,7 @@ do_check(const char *path, int json)
 		json_end_obj(&o.w);
 		sbuf_addc(&o.sb, '\n');
 	} else {
-		sbuf_printf(&o.sb, "file: %s\n", c.file != NULL ? c.file :
+		sbuf_printf(&o.sb, "file: %s\n", c->file != NULL ? c->file :
 		    "none (built-in defaults)");
 		put_settings(&o);
 		put_api_key(&o);
@@ -390,7 +401,7 @@ cmd_config(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *sub, *path = app.config;	/* skillbox -c FILE config ... */
+	const char *sub;
 	int c, json = 0;
 
 	if (argc < 2)
@@ -400,9 +411,9 @@ cmd_config(int argc, char **argv)
 		return cmd_help("config");
 	argc--, argv++;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "c:h", lo, NULL)) != -1) {
+	/* -c FILE is a global option (main.c), before or after `config`. */
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
-		case 'c': path = optarg; break;
 		case 'j': json = 1; break;
 		case 'h': return cmd_help("config");
 		default: return cmd_usage("config", "bad option");
@@ -412,9 +423,9 @@ cmd_config(int argc, char **argv)
 		return cmd_usage("config", "unexpected argument '%s'",
 		    argv[optind]);
 	if (strcmp(sub, "check") == 0)
-		return do_check(path, json);
+		return do_check(json);
 	if (strcmp(sub, "path") == 0 && !json)
-		return do_path(path);
+		return do_path(app.config);
 	if (strcmp(sub, "path") == 0)
 		return cmd_usage("config", "path takes no --json");
 	return cmd_usage("config", "unknown sub-command '%s'", sub);

@@ -726,14 +726,8 @@ cmd_eval(int argc, char **argv)
 	if (optind + 1 != argc)
 		return cmd_usage("eval", "one evals file");
 	evfile = argv[optind];
-	if ((cf = arena_zalloc(&app.perm, sizeof(*cf))) == NULL)
-		return cmd_nomem("loading the configuration");
-	if ((e = cfg_load(cf, &app.perm, app.config, why, sizeof(why))) != 0) {
-		if (e == -E_NOMEM)
-			return cmd_nomem("loading the configuration");
-		log_err("%s", why);
-		return EXIT_FAIL;
-	}
+	if ((e = cmd_cfg_load(&cf)) != 0 || (e = cmd_key_check(cf)) != 0)
+		return e;
 	/* The trust anchors once, before the first case's mark: a client
 	 * keeps the first it loads for the whole process, and each case's
 	 * memory is given back. */

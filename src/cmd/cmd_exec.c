@@ -358,6 +358,7 @@ cmd_exec(int argc, char **argv)
 	struct skill *sk;
 	const char **av, *in = "{}", *miss, *script;
 	char *path = NULL, *ws = NULL;
+	const char *env;
 	size_t inlen = 2;
 	int i, sc, nargs, e, rc;
 
@@ -376,9 +377,13 @@ cmd_exec(int argc, char **argv)
 	}
 	if (getuid() == 0 && !o.user_set)
 		o.p.uid = o.p.gid = 65534;
-	if (o.nroots == 0 && (e = cmd_default_roots("exec", o.roots,
-	    &o.nroots)) != 0)
+	if (o.nroots > 0)
+		(void)cmd_warn_dirs(o.roots, o.nroots, "-d");
+	else if ((e = cmd_default_roots("exec", o.roots, &o.nroots)) != 0)
 		return e;
+	else if ((env = getenv("SKILLBOX_SKILLS")) != NULL &&
+	    strspn(env, ":") != strlen(env))
+		(void)cmd_warn_dirs(o.roots, o.nroots, "$SKILLBOX_SKILLS");
 	if ((e = read_input(&o, &in, &inlen)) != 0)
 		return e;
 	skill_reg_init(&reg, o.roots, o.nroots, diag, NULL);

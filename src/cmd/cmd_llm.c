@@ -394,12 +394,9 @@ cmd_llm(int argc, char **argv)
 	if (plen == 0)
 		return cmd_usage("llm", "empty prompt");
 	if (conf.base_url == NULL)
-		conf.base_url = conf.proto == &llm_anthropic ?
-		    "https://api.anthropic.com" : conf.proto == &llm_ollama ?
-		    "http://127.0.0.1:11434" : "https://api.openai.com";
-	if (keyvar == NULL && conf.proto != &llm_ollama)
-		keyvar = conf.proto == &llm_anthropic ? "ANTHROPIC_API_KEY" :
-		    "OPENAI_API_KEY";
+		conf.base_url = conf.proto->base_url;
+	if (keyvar == NULL)
+		keyvar = conf.proto->key_env;
 	if (keyvar != NULL && (conf.api_key = getenv(keyvar)) != NULL &&
 	    *conf.api_key == '\0')
 		conf.api_key = NULL;

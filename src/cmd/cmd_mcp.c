@@ -1,7 +1,7 @@
 /* cmd_mcp.c - MCP: the configured servers' tools; the skills as a server
  * usage: skillbox mcp list [--json] [SERVER]
  *        skillbox mcp call SERVER TOOL [JSON]
- *        skillbox mcp serve
+ *        skillbox mcp serve [-c FILE] [-d DIR]...
  *
  * list   start each server (or SERVER) as an agent would, in its sandbox,
  *        and print its tools as the model sees them (mcp__SERVER__TOOL),
@@ -13,7 +13,9 @@
  *        its scripts in the sandbox ({"script", "args", "input"}), and
  *        read_skill_file and list_skill_files show its instructions.
  *        Calls that approve: rules would hold are refused; hooks apply.
- *        No model is needed. Ends at end of input.
+ *        No model is needed. Ends at end of input. MCP clients pass
+ *        few environment variables: -c FILE or -d DIR (a skills
+ *        folder, repeatable) say where the skills are.
  *
  * Servers are configured under mcp_servers: in skillbox.yaml (README,
  * "MCP servers"). Each is stopped when the command ends.
@@ -395,7 +397,7 @@ cmd_mcp(int argc, char **argv)
 	    strcmp(argv[0], "call") != 0 || argc < 3 || argc > 4))
 		return cmd_usage("mcp", "list [SERVER], call SERVER TOOL "
 		    "[JSON] or serve");
-	if ((rc = cmd_agent_open(&ag, NULL, 0, 0, json, 1, &p)) != 0)
+	if ((rc = cmd_agent_open(&ag, NULL, 0, 0, json, 1, 0, &p)) != 0)
 		return rc;
 	if (argv[0][0] == 's') {
 		rc = serve(ag);

@@ -18,7 +18,8 @@
  *                 skill runs its plan or loop) instead of the entry agent
  * --plan-only     with an orchestration skill in SOP mode: print its plan,
  *                 checked, and run nothing
- * -c FILE         configuration (before the applet: skillbox -c FILE run)
+ * -c FILE         configuration or crew, before or after `run`; -d DIR a
+ *                 skills folder (skillbox --help: the global options)
  *
  * Progress goes to stderr on a terminal (or with -v).
  * When the model asks the person something (ask_user, offered when the
@@ -88,7 +89,7 @@ cmd_run(int argc, char **argv)
 	if (plan && agent == NULL)
 		return cmd_usage("run", "--plan-only needs --agent NAME");
 	if ((r = cmd_agent_open(&ag, session, resume, stream, json, nolog,
-	    &p)) != 0)
+	    1, &p)) != 0)
 		return r;
 	agent_entry(ag, agent, plan);
 	st = agent_turn(ag, in.p, in.len, &final);

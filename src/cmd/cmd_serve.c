@@ -54,6 +54,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "agent/cfg.h"
 #include "base/log.h"
 #include "base/sha256.h"
 #include "cmd/cmd.h"
@@ -77,6 +78,20 @@ hash_token(const char *tok)
 	sha256_hex(d, hex);
 	printf("%s\n", hex);
 	return EXIT_OK;
+}
+
+/* Said before the first request. */
+static int
+key_check(void)
+{
+	struct arena_mark m = arena_mark(&app.perm);
+	struct cfg *c;
+	int r;
+
+	if ((r = cmd_cfg_load(&c)) == 0)
+		r = cmd_key_check(c);
+	arena_reset_to(&app.perm, m);
+	return r;
 }
 
 int
@@ -106,6 +121,8 @@ cmd_serve(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cmd_usage("serve", "no arguments are taken");
+	if ((c = key_check()) != 0)
+		return c;
 	o.config = app.config;
 	o.nomem = cmd_nomem;
 	o.usage = cmd_usage;

@@ -21,9 +21,12 @@
  * Skills are searched up to 6 folder levels down, dot-folders included
  * (not .git, .hg, .svn, .venv, __pycache__, node_modules).
  *
- * -d DIR    a skills folder (repeatable). Without -d or DIR: $SKILLBOX_SKILLS
- *           (folders separated by ':'), else /usr/share/skillbox/skills,
+ * -d DIR    a skills folder (repeatable). Without -d or DIR: the skills
+ *           of the configuration that -c FILE or $SKILLBOX_CONFIG names
+ *           (a crew's skills too), else $SKILLBOX_SKILLS (folders
+ *           separated by ':'), else /usr/share/skillbox/skills,
  *           /etc/skillbox/skills, ~/.agents/skills and ./.agents/skills.
+ * -c FILE   that configuration (before or after `skills`)
  * --json    machine-readable output
  * -q        no warnings about skills that load with problems
  *
@@ -152,11 +155,32 @@ put_oneline(const char *s)
 	}
 }
 
+/* A configuration named (-c, $SKILLBOX_CONFIG): its skills folders (a
+ * crew's skills among them), as run would load them. 0 or an exit status. */
+static int
+config_roots(struct opts *o)
+{
+	const char *env = getenv("SKILLBOX_CONFIG");
+	struct cfg *c;
+	unsigned i;
+	int e;
+
+	if (app.config == NULL && (env == NULL || *env == '\0'))
+		return 0;
+	if ((e = cmd_cfg_load(&c)) != 0)
+		return e;
+	for (i = 0; i < c->nskills && i < SKILL_MAX_ROOTS; i++)
+		o->roots[o->nroots++] = c->skills[i];
+	return 0;
+}
+
 static int
 load(struct opts *o, struct skill_reg *r, int scan)
 {
 	int e;
 
+	if (o->nroots == 0 && (e = config_roots(o)) != 0)
+		return e;
 	if (o->nroots == 0 && (e = cmd_default_roots("skills", o->roots,
 	    &o->nroots)) != 0)
 		return e;

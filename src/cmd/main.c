@@ -23,43 +23,45 @@ struct applet {
 	int		(*fn)(int, char **);	/* NULL: left out of this build */
 	const char	*summary;		/* then its switch */
 	unsigned	 help;		/* which text of help_lz */
+	const char	*own;		/* global letters it keeps (see
+					 * cmd_global_take), or NULL */
 };
 
 /* Sorted by name. An applet of a feature left out (make EVAL=0) stays,
  * to say so: OFF(name, switch). */
-#define OFF(n, s)	{ n, NULL, s, 0 }
+#define OFF(n, s)	{ n, NULL, s, 0, NULL }
 static const struct applet applets[] = {
-	{ "answer", cmd_answer, SUMMARY_ANSWER, HELP_ANSWER },
-	{ "chat", cmd_chat, SUMMARY_CHAT, HELP_CHAT },
-	{ "config", cmd_config, SUMMARY_CONFIG, HELP_CONFIG },
+	{ "answer", cmd_answer, SUMMARY_ANSWER, HELP_ANSWER, NULL },
+	{ "chat", cmd_chat, SUMMARY_CHAT, HELP_CHAT, NULL },
+	{ "config", cmd_config, SUMMARY_CONFIG, HELP_CONFIG, NULL },
 #if HAVE_EVAL
-	{ "eval", cmd_eval, SUMMARY_EVAL, HELP_EVAL },
+	{ "eval", cmd_eval, SUMMARY_EVAL, HELP_EVAL, NULL },
 #else
 	OFF("eval", "EVAL"),
 #endif
-	{ "exec", cmd_exec, SUMMARY_EXEC, HELP_EXEC },
+	{ "exec", cmd_exec, SUMMARY_EXEC, HELP_EXEC, "+d:S" },
 #if HAVE_JOBS
-	{ "jobs", cmd_jobs, SUMMARY_JOBS, HELP_JOBS },
+	{ "jobs", cmd_jobs, SUMMARY_JOBS, HELP_JOBS, NULL },
 #else
 	OFF("jobs", "JOBS"),
 #endif
-	{ "llm", cmd_llm, SUMMARY_LLM, HELP_LLM },
+	{ "llm", cmd_llm, SUMMARY_LLM, HELP_LLM, "m:" },
 #if HAVE_MCP
-	{ "mcp", cmd_mcp, SUMMARY_MCP, HELP_MCP },
+	{ "mcp", cmd_mcp, SUMMARY_MCP, HELP_MCP, NULL },
 #else
 	OFF("mcp", "MCP"),
 #endif
-	{ "run", cmd_run, SUMMARY_RUN, HELP_RUN },
-	{ "sandbox", cmd_sandbox, SUMMARY_SANDBOX, HELP_SANDBOX },
-	{ "serve", cmd_serve, SUMMARY_SERVE, HELP_SERVE },
-	{ "session", cmd_session, SUMMARY_SESSION, HELP_SESSION },
-	{ "skills", cmd_skills, SUMMARY_SKILLS, HELP_SKILLS },
+	{ "run", cmd_run, SUMMARY_RUN, HELP_RUN, NULL },
+	{ "sandbox", cmd_sandbox, SUMMARY_SANDBOX, HELP_SANDBOX, NULL },
+	{ "serve", cmd_serve, SUMMARY_SERVE, HELP_SERVE, NULL },
+	{ "session", cmd_session, SUMMARY_SESSION, HELP_SESSION, NULL },
+	{ "skills", cmd_skills, SUMMARY_SKILLS, HELP_SKILLS, "d:q" },
 #if HAVE_PERSIST
-	{ "state", cmd_state, SUMMARY_STATE, HELP_STATE },
+	{ "state", cmd_state, SUMMARY_STATE, HELP_STATE, NULL },
 #else
 	OFF("state", "PERSIST"),
 #endif
-	{ "version", cmd_version, SUMMARY_VERSION, HELP_VERSION },
+	{ "version", cmd_version, SUMMARY_VERSION, HELP_VERSION, NULL },
 };
 
 static const struct applet *
@@ -87,9 +89,11 @@ usage(FILE *f)
 			fprintf(f, "  %-10s %s\n", applets[i].name,
 			    applets[i].summary);
 	fprintf(f,
-	    "\nOptions (before the applet):\n"
-	    "  -c, --config FILE  skillbox.yaml (default $SKILLBOX_CONFIG,\n"
-	    "                     ./skillbox.yaml, /etc/skillbox/skillbox.yaml)\n"
+	    "\nOptions (before or after the applet):\n"
+	    "  -c, --config FILE  skillbox.yaml or a crew (default\n"
+	    "                     $SKILLBOX_CONFIG, ./skillbox.yaml,\n"
+	    "                     /etc/skillbox/skillbox.yaml)\n"
+	    "  -d, --dir DIR      a skills folder, as $SKILLBOX_SKILLS\n"
 	    "  -m, --memory SIZE  memory budget, e.g. 512k, 4M (default %uk;\n"
 	    "                     also $SKILLBOX_MEMORY, or memory: in the\n"
 	    "                     configuration)\n"
@@ -98,9 +102,11 @@ usage(FILE *f)
 	    "      --stats        print memory use at exit\n"
 	    "  -h, --help         this text; `skillbox APPLET --help` for one\n"
 	    "  -V, --version      same as `skillbox version`\n"
-	    "\nExit status: 0 ok, 1 failure, 2 usage error (or an applet not "
-	    "in this build),\n3 memory budget exhausted, 4 a limit (turns, "
-	    "time, tokens, budget)\nstopped the turn.\n", MEM_DEFAULT >> 10);
+	    "(llm's -m, exec's -d, --stats, skills' -d, -q are their own)\n"
+	    "\nExit status: 0 ok, 1 failure (a configuration error too), 2 "
+	    "usage error (or an\napplet not in this build), 3 memory budget "
+	    "exhausted, 4 a limit (turns, time,\ntokens, budget) stopped the "
+	    "turn, 5 the turn waits on an answer.\n", MEM_DEFAULT >> 10);
 }
 
 int
@@ -192,12 +198,35 @@ config_memory(const char *path)
 	return NULL;
 }
 
+/* -d DIR...: $SKILLBOX_SKILLS for this run, so every applet (and serve's
+ * reloads) finds the folders where it would look for them. */
+static int
+set_dirs(const struct cmd_global *g)
+{
+	struct sbuf sb;
+	unsigned i;
+
+	sbuf_init(&sb, &app.perm, 64u << 10);
+	for (i = 0; i < g->ndirs; i++) {
+		if (i > 0)
+			sbuf_addc(&sb, ':');
+		sbuf_adds(&sb, g->dirs[i]);
+	}
+	if (sb.err != 0 || sb.p == NULL)
+		return cmd_nomem("taking -d");
+	if (setenv("SKILLBOX_SKILLS", sb.p, 1) != 0)
+		return cmd_nomem("taking -d");
+	app.dirs = 1;
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "memory", required_argument, NULL, 'm' },
 		{ "config", required_argument, NULL, 'c' },
+		{ "dir", required_argument, NULL, 'd' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "stats", no_argument, NULL, 'S' },
@@ -205,23 +234,26 @@ main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct cmd_global g;
 	const struct applet *a;
-	const char *base, *mem = getenv("SKILLBOX_MEMORY");
+	const char *base, *mem;
 	size_t budget = MEM_DEFAULT;
-	int c, verbose = 0, r;
+	int c, r;
+
+	memset(&g, 0, sizeof(g));
 
 	base = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
 	signal(SIGPIPE, SIG_IGN);
 	if ((a = find(base)) == NULL) {
 		/* "+": stop at the applet name, its options are its own. */
-		while ((c = getopt_long(argc, argv, "+m:c:vqhV", opts,
+		while ((c = getopt_long(argc, argv, "+m:c:d:vqhV", opts,
 		    NULL)) != -1) {
 			switch (c) {
-			case 'm': mem = optarg; break;
-			case 'c': app.config = optarg; break;
-			case 'v': verbose++; break;
-			case 'q': app.quiet = 1; break;
-			case 'S': app.stats = 1; break;
+			case 'm': case 'c': case 'd': case 'v': case 'q':
+			case 'S':
+				if (cmd_global_set(&g, c, optarg) != 0)
+					return EXIT_USAGE;
+				break;
 			case 'h': usage(stdout); return EXIT_OK;
 			case 'V': a = find("version"); break;
 			default: return cmd_usage(NULL, "bad option");
@@ -237,12 +269,20 @@ main(int argc, char **argv)
 			argc -= optind, argv += optind;
 		optind = 0;	/* musl: reset getopt for the applet */
 	}
-	if (verbose)
-		log_set_level(verbose > 1 ? LOG_DEBUG : LOG_INFO);
-	if (app.quiet)
-		log_set_level(LOG_ERR);
 	if (a->fn == NULL)
 		return cmd_off(a->name, a->summary);
+	if (cmd_global_take(&g, a->own != NULL ? a->own : "", &argc,
+	    argv) != 0)
+		return EXIT_USAGE;
+	app.config = g.config;
+	app.quiet = g.quiet;
+	app.stats = g.stats;
+	if (g.verbose)
+		log_set_level(g.verbose > 1 ? LOG_DEBUG : LOG_INFO);
+	if (app.quiet)
+		log_set_level(LOG_ERR);
+	if ((mem = g.memory) == NULL)
+		mem = getenv("SKILLBOX_MEMORY");
 	if (mem == NULL) {
 		/* A bad value here is left for the configuration check to
 		 * report with its file:line; the default applies meanwhile. */
@@ -263,6 +303,8 @@ main(int argc, char **argv)
 	}
 	arena_init(&app.perm, "perm");
 	app.prog = "skillbox";
+	if (g.ndirs > 0 && (r = set_dirs(&g)) != 0)
+		return r;
 	if (argc > 1 && strcmp(argv[1], "--help") == 0)
 		return cmd_help(a->name);
 	r = a->fn(argc, argv);

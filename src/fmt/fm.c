@@ -264,6 +264,81 @@ out:
 	return r;
 }
 
+/* Where a quoted scalar that starts at or after p closes on this line
+ * (e its end): 1 closed, 0 still open. q is the quote. */
+static int
+closes(const char *p, const char *e, char q)
+{
+	for (; p < e; p++) {
+		if (q == '"' && *p == '\\' && p + 1 < e)
+			p++;
+		else if (*p == q && q == '\'' && p + 1 < e && p[1] == '\'')
+			p++;
+		else if (*p == q)
+			return 1;
+	}
+	return 0;
+}
+
+/* The quote that opens a top-level "key: 'value" on [p, e) and is not
+ * closed there, or 0. */
+static char
+opens(const char *p, const char *e)
+{
+	const char *c;
+
+	if (p == e || *p == ' ' || *p == '#' || *p == '-' ||
+	    (c = memchr(p, ':', (size_t)(e - p))) == NULL)
+		return 0;
+	for (c++; c < e && *c == ' '; c++)
+		;
+	if (c == e || (*c != '"' && *c != '\''))
+		return 0;
+	return closes(c + 1, e, *c) ? 0 : *c;
+}
+
+/* see fm.h */
+int
+fm_parse_lax(struct arena *a, const char *text, size_t n,
+    unsigned first_line, struct fm_node **root, struct fm_error *err,
+    unsigned *fixed)
+{
+	struct fm_error e2;
+	const char *p = text, *e, *end = text + n;
+	char *t, q = 0;
+	size_t k = 0;
+	unsigned line = first_line;
+	int r;
+
+	*fixed = 0;
+	if ((r = fm_parse(a, text, n, first_line, root, err)) != -E_PARSE)
+		return r;
+	/* js-yaml (gray-matter) reads a quoted value that goes on at
+	 * column 0; YAML 1.2 wants those lines indented. Indent them. */
+	if ((t = arena_alloc(a, 3 * n + 1)) == NULL)
+		return -E_NOMEM;
+	for (; p < end; p = e + (e < end), line++) {
+		if ((e = memchr(p, '\n', (size_t)(end - p))) == NULL)
+			e = end;
+		if (q != 0 && p < e && *p != ' ' && *p != '\r') {
+			t[k++] = ' ', t[k++] = ' ';
+			if (*fixed == 0)
+				*fixed = line;
+		}
+		if (q != 0 && closes(p, e, q))
+			q = 0;
+		else if (q == 0)
+			q = opens(p, e);
+		memcpy(t + k, p, (size_t)(e - p) + (e < end));
+		k += (size_t)(e - p) + (e < end);
+	}
+	if (*fixed == 0 || fm_parse(a, t, k, first_line, root, &e2) != 0) {
+		*fixed = 0;
+		return -E_PARSE;	/* the first error stands */
+	}
+	return 0;
+}
+
 static int
 is_dashes(const char *p, const char *e)
 {

@@ -40,6 +40,15 @@ struct fm_error {
 int	fm_parse(struct arena *a, const char *text, size_t n,
 	    unsigned first_line, struct fm_node **root, struct fm_error *err);
 
+/* fm_parse, then for a document it refuses, once more with the lines of
+ * an unclosed top-level quoted value ('key: "text...') that go on at
+ * column 0 indented, as js-yaml reads them (skilled_crew's AGENTS.md).
+ * *fixed: the first line so read, 0 when the document was valid YAML.
+ * On failure the first parse's error is in *err. */
+int	fm_parse_lax(struct arena *a, const char *text, size_t n,
+	    unsigned first_line, struct fm_node **root, struct fm_error *err,
+	    unsigned *fixed);
+
 /* Split a Markdown file that opens with a "---" line into its front-matter
  * and body. *yaml_line is the file line where the YAML starts, *body_line
  * where the body starts. Returns 0, or -E_NOENT when the file has no

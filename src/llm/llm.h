@@ -134,6 +134,8 @@ struct llm_reply {
 struct llm_proto {
 	const char	*name;
 	const char	*path;		/* appended to the base URL */
+	const char	*base_url;	/* the provider's own server */
+	const char	*key_env;	/* where its key is; NULL: none needed */
 	unsigned	 ndjson : 1;	/* streams NDJSON, not SSE */
 	unsigned	 anthropic_auth : 1;
 	unsigned	 lax_end : 1;	/* EOF after a stop reason is complete */

@@ -250,6 +250,8 @@ whole(struct llm_acc *acc, const char *body, size_t n)
 
 const struct llm_proto llm_anthropic = {
 	.name = "anthropic",
+	.base_url = "https://api.anthropic.com",
+	.key_env = "ANTHROPIC_API_KEY",
 	.path = "/v1/messages",
 	.anthropic_auth = 1,
 	.body = body,

@@ -130,6 +130,7 @@ whole(struct llm_acc *acc, const char *body, size_t n)
 
 const struct llm_proto llm_ollama = {
 	.name = "ollama",
+	.base_url = "http://127.0.0.1:11434",
 	.path = "/api/chat",
 	.ndjson = 1,
 	.body = body,

@@ -162,6 +162,8 @@ whole(struct llm_acc *acc, const char *body, size_t n)
 
 const struct llm_proto llm_openai = {
 	.name = "openai",
+	.base_url = "https://api.openai.com",
+	.key_env = "OPENAI_API_KEY",
 	.path = "/v1/chat/completions",
 	.lax_end = 1,
 	.body = body,

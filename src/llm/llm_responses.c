@@ -250,6 +250,8 @@ whole(struct llm_acc *acc, const char *body, size_t n)
 
 const struct llm_proto llm_responses = {
 	.name = "responses",
+	.base_url = "https://api.openai.com",
+	.key_env = "OPENAI_API_KEY",
 	.path = "/v1/responses",
 	.body = body,
 	.event = event,

@@ -286,6 +286,87 @@ api_keys(void)
 	clean_env();
 }
 
+/* Said before a request: needed for the provider's own server or a
+ * named variable, maybe not for a server of one's own; never for ollama. */
+static void
+key_check(void)
+{
+	struct cfg c;
+	char why[320];
+
+	clean_env();
+	cfg_defaults(&c);
+	T_EQI(cfg_key_check(&c, why, sizeof(why)), 0);		/* offline */
+	c.provider = "openai";
+	c.base_url = "https://api.openai.com/v1";
+	T_EQI(cfg_key_check(&c, why, sizeof(why)), -E_INVAL);
+	T(strstr(why, "OPENAI_API_KEY is not set") == why);
+	T(strstr(why, "api.openai.com/v1 needs an API key") != NULL);
+	c.base_url = "http://127.0.0.1:8080";
+	T_EQI(cfg_key_check(&c, why, sizeof(why)), -E_NOENT);
+	c.api_key_env = "MY_KEY";
+	T_EQI(cfg_key_check(&c, why, sizeof(why)), -E_INVAL);
+	T(strstr(why, "MY_KEY is not set") == why);
+	setenv("MY_KEY", "k", 1);
+	T_EQI(cfg_key_check(&c, why, sizeof(why)), 0);
+	unsetenv("MY_KEY");
+	c.api_key_env = NULL;
+	c.provider = "anthropic";
+	c.base_url = "https://api.anthropic.com";
+	T_EQI(cfg_key_check(&c, why, sizeof(why)), -E_INVAL);
+	T(strstr(why, "ANTHROPIC_API_KEY") == why);
+	c.provider = "ollama";
+	c.base_url = "http://127.0.0.1:11434";
+	T_EQI(cfg_key_check(&c, why, sizeof(why)), 0);
+	/* No base_url: the provider's own; Ollama's on this host. */
+	setenv("SKILLBOX_PROVIDER", "ollama", 1);
+	setenv("SKILLBOX_MODEL", "qwen3:4b", 1);
+	T_EQI(load(&c, D "empty.yaml"), 0);
+	T_EQS(c.base_url, "http://127.0.0.1:11434");
+	T_EQS(cfg_source(&c, "base_url"), "default");
+	setenv("SKILLBOX_PROVIDER", "anthropic", 1);
+	T_EQI(load(&c, D "empty.yaml"), 0);
+	T_EQS(c.base_url, "https://api.anthropic.com");
+	T_EQI(cfg_key_check(&c, why, sizeof(why)), -E_INVAL);
+	clean_env();
+}
+
+/* skilled_crew's AGENTS.md may go on with a quoted value at column 0, as
+ * js-yaml reads it: taken, with a warning; other bad YAML still fails. */
+static void
+agents_lax(void)
+{
+	char dir[] = "/tmp/skillbox-cfg.XXXXXX", *path;
+	struct cfg c;
+	int lv = log_get_level();
+
+	clean_env();
+	if (mkdtemp(dir) == NULL) {
+		t_fail(__FILE__, __LINE__, "mkdtemp");
+		return;
+	}
+	path = arena_printf(&t_arena, "%s/c.yaml", dir);
+	t_put(dir, "c.yaml", "agents_file: A.md\n");
+	t_put(dir, "A.md", "---\nname: o\ndescription: \"Routes posts: it "
+	    "reads\nthem, and \\\"hands\\\" them on\"\nmodel: m1\n---\nBody.\n");
+	log_set_level(LOG_ERR);
+	T_EQI(load(&c, path), 0);
+	T_EQS(c.model, "m1");
+	T_EQS(c.instructions, "Body.");
+	t_put(dir, "A.md", "---\nname: o\ndescription: 'it''s\nfine'\n"
+	    "model: m2\n---\nB\n");
+	T_EQI(load(&c, path), 0);
+	T_EQS(c.model, "m2");
+	t_put(dir, "A.md", "---\nname: o\ndescription: \"never closed\n"
+	    "model: m3\n---\nB\n");
+	T_EQI(load(&c, path), -E_PARSE);
+	T(strstr(err, "A.md:3:") != NULL);
+	log_set_level(lv);
+	unlink(path);
+	unlink(arena_printf(&t_arena, "%s/A.md", dir));
+	rmdir(dir);
+}
+
 static void
 search(void)
 {
@@ -494,6 +575,8 @@ static const struct unit_case cases[] = {
 	{ "agents_file", agents_file },
 	{ "environment", environment },
 	{ "api_keys", api_keys },
+	{ "key_check", key_check },
+	{ "agents_lax", agents_lax },
 	{ "search", search },
 	{ "errors", errors },
 	{ "out_of_memory", out_of_memory },
