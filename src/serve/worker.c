@@ -405,6 +405,11 @@ worker(struct srv *s, struct conn *c, int wfd)
 	    tr->answer ? agent_reply(ag, tr->input, tr->inlen, &final) :
 	    agent_turn(ag, tr->input, tr->inlen, &final);
 	agent_usage(ag, &in1, &out1, &cost);
+	/* Offline, the text is the answer (the notice that no skill
+	 * matches, or what the skill's script said): not a server fault. */
+	if ((c->kind == K_OAI_SSE || c->kind == K_OAI_JSON) && st == AG_FAIL &&
+	    agent_llm(ag) == NULL)
+		st = AG_OK;
 	if (c->kind == K_RUN_SSE)
 		worker_printf(&w, "event: done\ndata: {\"session\":\"%s\","
 		    "\"status\":\"%s\"}\n\n", tr->shown ? tr->shown : "",
