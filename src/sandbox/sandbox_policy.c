@@ -271,16 +271,17 @@ tool_args(struct sbx_policy *p, struct arena *a, struct str rule, int grp)
 	unsigned max = grp ? SBX_MAX_GROUPS : SBX_MAX_READS;
 	struct str w;
 	size_t k;
+	int sep;
 
-	while (rule.n > 0) {
-		k = strspn(rule.p, " \t,") < rule.n ? strspn(rule.p, " \t,") :
-		    rule.n;
-		rule.p += k, rule.n -= k;
-		for (k = 0; k < rule.n && strchr(" \t,", rule.p[k]) == NULL;
-		    k++)
+	for (; rule.n > 0; rule.p += k, rule.n -= k) {
+		/* A run of separators, or a word up to the next one. */
+		sep = strchr(" \t,", *rule.p) != NULL;
+		for (k = 1; k < rule.n && (strchr(" \t,", rule.p[k]) != NULL) ==
+		    sep; k++)
 			;
+		if (sep)
+			continue;
 		w.p = rule.p, w.n = k;
-		rule.p += k, rule.n -= k;
 		if (!grp)
 			w = read_path(w);
 		if (w.n == 0)
