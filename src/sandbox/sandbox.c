@@ -575,6 +575,32 @@ abspath(struct arena *a, const char *path)
 	return realpath(path, buf) != NULL ? arena_strdup(a, buf) : NULL;
 }
 
+/* The id of group `name` in /etc/group (name:password:gid:members), or
+ * -1: musl's getgrnam would bring its nscd client for this one look-up.
+ * A line longer than the buffer comes in pieces; only a line's first
+ * piece is matched. */
+static long
+group_id(const char *name)
+{
+	char line[256], *c;
+	size_t n = strlen(name);
+	long id = -1;
+	int bol = 1;
+	FILE *f;
+
+	if ((f = fopen("/etc/group", "re")) == NULL)
+		return -1;
+	while (id < 0 && fgets(line, sizeof(line), f) != NULL) {
+		if (bol && strncmp(line, name, n) == 0 && line[n] == ':' &&
+		    (c = strchr(line + n + 1, ':')) != NULL && c[1] >= '0' &&
+		    c[1] <= '9')
+			id = strtol(c + 1, NULL, 10);
+		bol = strchr(line, '\n') != NULL;
+	}
+	fclose(f);
+	return id;
+}
+
 /* One child being started: what sbx_run and sbx_spawn share. */
 struct launch {
 	struct child	 c;
@@ -594,7 +620,7 @@ launch_prepare(struct arena *a, const struct sbx_policy *p,
 {
 	struct child *c = &L->c;
 	const struct sbx_probe *k;
-	const struct group *g;
+	long g;
 	char tmpl[PATH_MAX], **av = (char **)argv;
 	unsigned i;
 	size_t argc;
@@ -648,8 +674,8 @@ launch_prepare(struct arena *a, const struct sbx_policy *p,
 	 * groups of the user who runs skillbox, no more. */
 	for (i = 0; (p->perms & SBX_GROUP) && i < p->ngroups &&
 	    i < SBX_MAX_GROUPS; i++)
-		if ((g = getgrnam(p->groups[i])) != NULL)
-			c->groups[c->ngroups++] = g->gr_gid;
+		if ((g = group_id(p->groups[i])) >= 0)
+			c->groups[c->ngroups++] = (gid_t)g;
 	if (c->want & SBX_L_PRIVTMP) {
 		snprintf(tmpl, sizeof(tmpl), "%s/skillbox-tmp.XXXXXX",
 		    p->tmp_parent != NULL ? p->tmp_parent : "/tmp");
