@@ -23,8 +23,28 @@ word_in(const char *hay, const char *w, size_t n)
 	return 0;
 }
 
+/* 10 for each word of the phrase w (n bytes, NUL-terminated) when every
+ * one starts a word of the request, in any order: "internet slow" is
+ * "is the internet slow?", and outweighs a lone "slow" elsewhere. */
+static int
+phrase(const char *input, char *w, size_t n)
+{
+	char *s, *e;
+	int sc = 0;
+
+	for (s = w; s < w + n; s = e + 1) {
+		for (e = s; e < w + n && *e != ' '; e++)
+			;
+		*e = '\0';
+		if (e > s && !word_in(input, s, (size_t)(e - s)))
+			return 0;
+		sc += e > s ? 10 : 0;
+	}
+	return sc;
+}
+
 /* Score the comma-separated trigger phrases at s, up to ';' or the end
- * (set in *end): 10 for each that starts a word of the request. */
+ * (set in *end): see phrase(). */
 static int
 triggers(const char *s, const char **end, const char *input)
 {
@@ -43,16 +63,19 @@ triggers(const char *s, const char **end, const char *input)
 		if (n > 0 && n < sizeof(w)) {
 			memcpy(w, s, n);
 			w[n] = '\0';
-			sc += word_in(input, w, n) ? 10 : 0;
+			sc += phrase(input, w, n);
 		}
 	}
 	*end = s;
 	return sc;
 }
 
-/* Score a skill against the request: trigger phrases count most. */
+/* Score a skill against the request: trigger phrases count most. *hit
+ * is set when a trigger or the skill's name matched: words of the
+ * description alone ("there" in "whether there are updates") pick no
+ * skill. */
 static int
-score(const struct skill *sk, const char *input)
+score(const struct skill *sk, const char *input, int *hit)
 {
 	static const char *const stop[] = { "the", "and", "what", "why",
 	    "how", "is", "my", "are", "this", "that", "with", "for", "of",
@@ -62,8 +85,9 @@ score(const struct skill *sk, const char *input)
 	int sc = 0;
 	size_t n, i;
 
-	if (sk->triggers != NULL)
-		sc = triggers(sk->triggers, &e, input);
+	if (sk->triggers != NULL && (sc = triggers(sk->triggers, &e,
+	    input)) > 0)
+		*hit = 1;
 	for (s = input; *s != '\0'; s = e) {
 		while (*s != '\0' && !((*s | 32) >= 'a' && (*s | 32) <= 'z'))
 			s++;
@@ -79,8 +103,10 @@ score(const struct skill *sk, const char *input)
 				break;
 		if (i < ARRAY_LEN(stop))
 			continue;
-		if (strcasestr(sk->name, w) != NULL)
+		if (strcasestr(sk->name, w) != NULL) {
 			sc += 3;
+			*hit = 1;
+		}
 		if (word_in(sk->description, w, n))
 			sc += 1;
 	}
@@ -127,7 +153,7 @@ offline_turn(struct agent *ag, const char *input, const char **final)
 	struct sbuf sb;
 	struct ev ev;
 	char *args, *so;
-	int sc, top = 0, human;
+	int sc, top = 0, human, hit;
 	size_t len = 0, n;
 	unsigned i;
 
@@ -138,7 +164,9 @@ offline_turn(struct agent *ag, const char *input, const char **final)
 		if (sk->flags & SKILL_NO_MODEL)
 			continue;
 		sc = action(sk, input, &scr, &n);
-		if (scr != NULL && (sc += score(sk, input)) > top)
+		hit = sc > 0;
+		sc += score(sk, input, &hit);
+		if (scr != NULL && hit && sc > top)
 			top = sc, best = sk, script = scr, len = n;
 	}
 	if (best == NULL) {

@@ -99,7 +99,7 @@ do_check(int json, unsigned require)
 		}
 		json_end_obj(&w);
 		json_key(&w, "rlimit_as_by_shell");
-		json_put_bool(&w, pr.as_ignored);
+		json_put_bool(&w, pr.mem_ignored);
 		json_kstr(&w, "scripts_run_as", user != NULL ? user : "?");
 		json_key(&w, "as_root");
 		json_put_bool(&w, root);
@@ -120,8 +120,8 @@ do_check(int json, unsigned require)
 				    pr.why[b] != NULL ? pr.why[b] : "?");
 			if (order[i] == SBX_L_LANDLOCK && pr.landlock_abi > 0)
 				printf(" (ABI %d)", pr.landlock_abi);
-			if (order[i] == SBX_L_RLIMIT && pr.as_ignored)
-				printf(" (address space through sh ulimit: "
+			if (order[i] == SBX_L_RLIMIT && pr.mem_ignored)
+				printf(" (memory through sh ulimit: "
 				    "setrlimit ignores it here)");
 			putchar('\n');
 		}

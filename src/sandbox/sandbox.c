@@ -68,7 +68,6 @@
 #define GRACE_MS	200	/* for pipes still held after the exit */
 #define TICK_MS		100	/* longest poll: signals, exits without pidfd */
 #define NET_LAYERS	(SBX_L_LANDLOCK_NET | SBX_L_NETNS | SBX_L_SECCOMP_NET)
-#define SBX_NODE_AS	((size_t)1 << 30)	/* node's address space */
 #define BIT(l)		(__builtin_ctz(l))
 
 enum step { ST_NONE = -1, ST_OK, ST_SETUP, ST_CHDIR, ST_USER, ST_REQUIRE,
@@ -91,6 +90,10 @@ struct child {
 	int			 abi;
 	uid_t			 uid;	/* the user to drop to */
 	gid_t			 gid;
+	gid_t			 groups[SBX_MAX_GROUPS];	/* kept */
+	unsigned		 ngroups;
+	const char *const	*reads;	/* Read(/PATH) */
+	unsigned		 nreads;
 	pid_t			 parent;
 };
 
@@ -217,13 +220,14 @@ run_child(const struct child *c)
 	if (c->want & SBX_L_NETNS)
 		layer(&rep, SBX_L_NETNS, netns());
 	if ((c->want & SBX_L_LANDLOCK) && (rs = sbx_landlock_prepare(c->root,
-	    c->ws, c->tmp, c->abi, !!(c->want & SBX_L_LANDLOCK_NET))) < 0)
+	    c->ws, c->tmp, c->reads, c->nreads, c->abi, !!(c->want &
+	    SBX_L_LANDLOCK_NET))) < 0)
 		layer(&rep, SBX_L_LANDLOCK, -rs);
 	if (c->want & SBX_L_USERDROP) {
 		/* Our pipes, so that /dev/stdout can be opened again. */
 		for (i = 0; i < 3; i++)
 			(void)!fchown(i, c->uid, c->gid);
-		if (syscall(SYS_SETGROUPS, 0, NULL) != 0 ||
+		if (syscall(SYS_SETGROUPS, c->ngroups, c->groups) != 0 ||
 		    syscall(SYS_SETGID, c->gid) != 0 ||
 		    syscall(SYS_SETUID, c->uid) != 0)
 			child_fail(rfd, &rep, ST_USER);
@@ -563,14 +567,6 @@ child_failed(const struct sbx_policy *p, unsigned req, unsigned want,
 	return r->denied ? -E_DENIED : -E_IO;
 }
 
-static const char *
-base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s != NULL ? s + 1 : path;
-}
-
 static char *
 abspath(struct arena *a, const char *path)
 {
@@ -579,10 +575,36 @@ abspath(struct arena *a, const char *path)
 	return realpath(path, buf) != NULL ? arena_strdup(a, buf) : NULL;
 }
 
+/* The id of group `name` in /etc/group (name:password:gid:members), or
+ * -1: musl's getgrnam would bring its nscd client for this one look-up.
+ * A line longer than the buffer comes in pieces; only a line's first
+ * piece is matched. */
+static long
+group_id(const char *name)
+{
+	char line[256], *c;
+	size_t n = strlen(name);
+	long id = -1;
+	int bol = 1;
+	FILE *f;
+
+	if ((f = fopen("/etc/group", "re")) == NULL)
+		return -1;
+	while (id < 0 && fgets(line, sizeof(line), f) != NULL) {
+		if (bol && strncmp(line, name, n) == 0 && line[n] == ':' &&
+		    (c = strchr(line + n + 1, ':')) != NULL && c[1] >= '0' &&
+		    c[1] <= '9')
+			id = strtol(c + 1, NULL, 10);
+		bol = strchr(line, '\n') != NULL;
+	}
+	fclose(f);
+	return id;
+}
+
 /* One child being started: what sbx_run and sbx_spawn share. */
 struct launch {
 	struct child	 c;
-	struct sbx_policy pc;		/* p, with node's address space */
+	struct sbx_policy pc;		/* p, as the child applies it */
 	char		*tmp;		/* the private tmp, to remove */
 	const char	*ws;
 	unsigned	 expect, req;
@@ -598,6 +620,7 @@ launch_prepare(struct arena *a, const struct sbx_policy *p,
 {
 	struct child *c = &L->c;
 	const struct sbx_probe *k;
+	long g;
 	char tmpl[PATH_MAX], **av = (char **)argv;
 	unsigned i;
 	size_t argc;
@@ -610,12 +633,6 @@ launch_prepare(struct arena *a, const struct sbx_policy *p,
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (!subreaper)
 		subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0;
-	/* V8 reserves about 1 GiB of address space up front: node dies at
-	 * start below that. What it touches is still bounded by RLIMIT_CPU
-	 * and the timeout, not by this. */
-	if (L->pc.as_bytes > 0 && L->pc.as_bytes < SBX_NODE_AS &&
-	    strcmp(base_name(argv[0]), "node") == 0)
-		L->pc.as_bytes = SBX_NODE_AS;
 	c->p = &L->pc;
 	c->abi = k->landlock_abi;
 	c->parent = getpid();
@@ -648,6 +665,17 @@ launch_prepare(struct arena *a, const struct sbx_policy *p,
 		c->cwd = c->root;
 	c->uid = p->uid != 0 ? p->uid : SBX_NOBODY;
 	c->gid = p->uid != 0 ? p->gid : SBX_NOBODY;
+	if (p->perms & SBX_READ) {
+		c->reads = p->reads;
+		c->nreads = MIN(p->nreads, SBX_MAX_READS);
+	}
+	/* Group(NAME): kept through the uid drop; a group this system lacks
+	 * (adm on OpenWrt) is skipped. Without the drop the script has the
+	 * groups of the user who runs skillbox, no more. */
+	for (i = 0; (p->perms & SBX_GROUP) && i < p->ngroups &&
+	    i < SBX_MAX_GROUPS; i++)
+		if ((g = group_id(p->groups[i])) >= 0)
+			c->groups[c->ngroups++] = (gid_t)g;
 	if (c->want & SBX_L_PRIVTMP) {
 		snprintf(tmpl, sizeof(tmpl), "%s/skillbox-tmp.XXXXXX",
 		    p->tmp_parent != NULL ? p->tmp_parent : "/tmp");
@@ -666,15 +694,15 @@ launch_prepare(struct arena *a, const struct sbx_policy *p,
 	}
 	for (argc = 0; argv[argc] != NULL; argc++)
 		;
-	if (k->as_ignored && (c->want & SBX_L_RLIMIT) &&
-	    L->pc.as_bytes > 0) {
-		/* qemu-user ignores RLIMIT_AS: let the shell set it. */
+	if (k->mem_ignored && (c->want & SBX_L_RLIMIT) &&
+	    L->pc.mem_bytes > 0) {
+		/* qemu-user ignores RLIMIT_DATA: let the shell set it. */
 		if ((av = arena_alloc(a, (argc + 4) * sizeof(*av))) == NULL)
 			return -E_NOMEM;
 		av[0] = "/bin/sh";
 		av[1] = "-c";
-		av[2] = arena_printf(a, "ulimit -v %zu && exec \"$0\" \"$@\"",
-		    L->pc.as_bytes >> 10);
+		av[2] = arena_printf(a, "ulimit -d %zu && exec \"$0\" \"$@\"",
+		    L->pc.mem_bytes >> 10);
 		memcpy(av + 3, argv, (argc + 1) * sizeof(*av));
 		if (av[2] == NULL)
 			return -E_NOMEM;

@@ -26,13 +26,19 @@
  * rewrite its own SKILL.md or scripts) and writes its workspace and
  * private tmp. SBX_NET lifts the network cut, SBX_SHELL allows command
  * lines (sbx_run_shell), SBX_UNIX allows socket(AF_UNIX) (talking to
- * local daemons: ubus, D-Bus, systemd; refused by seccomp otherwise). */
+ * local daemons: ubus, D-Bus, systemd; refused by seccomp otherwise).
+ * Read(/PATH ...) adds folders the scripts may read (never write or
+ * execute) to the system folders: storage's Read(/) measures the whole
+ * tree. SBX_GROUP keeps the supplementary groups Group(NAME ...) names
+ * through the uid drop (the journal's systemd-journal or adm): file
+ * permissions still decide what the script's user may open. */
 enum sbx_perm {
 	SBX_READ	= 1 << 0,	/* Read Grep Glob LS */
 	SBX_WRITE	= 1 << 1,	/* Write Edit */
 	SBX_NET		= 1 << 2,	/* WebFetch WebSearch Fetch */
 	SBX_SHELL	= 1 << 3,	/* Bash Terminal */
 	SBX_UNIX	= 1 << 4,	/* UnixSocket (a skillbox extension) */
+	SBX_GROUP	= 1 << 5,	/* Group(NAME ...) (skillbox's too) */
 };
 
 /* Confinement layers. */
@@ -57,6 +63,8 @@ enum sbx_layer {
 
 #define SBX_MAX_SECRETS	16
 #define SBX_MAX_RULES	16
+#define SBX_MAX_READS	12
+#define SBX_MAX_GROUPS	4
 
 struct sbx_policy {
 	unsigned	 perms;		/* enum sbx_perm */
@@ -77,6 +85,12 @@ struct sbx_policy {
 	 * the whole command); none = any. */
 	const char	*shell_allow[SBX_MAX_RULES];
 	unsigned	 nshell_allow;
+	/* Read(/PATH ...): absolute paths read-only beneath (with
+	 * SBX_READ); Group(NAME ...): group names kept (with SBX_GROUP). */
+	const char	*reads[SBX_MAX_READS];
+	unsigned	 nreads;
+	const char	*groups[SBX_MAX_GROUPS];
+	unsigned	 ngroups;
 	/* Started as root, scripts run as uid/gid; uid 0 means SBX_NOBODY
 	 * unless as_root, the explicit opt-in to run them as root (then
 	 * reported as "AS-ROOT" in every confinement string). */
@@ -85,15 +99,18 @@ struct sbx_policy {
 	int		 as_root;
 	unsigned	 timeout_ms;	/* default 30000 */
 	unsigned	 cpu_s;		/* RLIMIT_CPU */
-	size_t		 as_bytes;	/* RLIMIT_AS */
+	size_t		 mem_bytes;	/* RLIMIT_DATA: heap and private
+					 * writable mappings, not the address
+					 * space V8 reserves by gigabytes */
 	unsigned	 nofile;	/* RLIMIT_NOFILE */
 	unsigned	 nproc;		/* RLIMIT_NPROC */
 	size_t		 fsize;		/* RLIMIT_FSIZE */
 	size_t		 out_cap;	/* bytes kept of stdout and of stderr */
 };
 
-/* Fill a policy with the defaults: 30 s, 10 s CPU, 256 MiB address space,
- * 64 files, 32 processes, 16 MiB file size, 32 KiB output each. */
+/* Fill a policy with the defaults: 30 s, 10 s CPU, 256 MiB of memory
+ * (RLIMIT_DATA), 64 files, 64 processes, 16 MiB file size, 32 KiB output
+ * each. */
 void	sbx_policy_defaults(struct sbx_policy *p);
 
 struct sbx_result {
@@ -123,8 +140,6 @@ struct sbx_result {
  * the input. When execve fails the result is status 127 (not found) or
  * 126 (not executable) with r->why, as in shells. Started as root, the
  * script runs as p->uid, or SBX_NOBODY, or as root only with p->as_root.
- * A program named node gets at least 1 GiB of address space (V8 reserves
- * that much at start).
  * The process makes itself non-dumpable (prctl) so that scripts of the
  * same user cannot read its environment from /proc, and a child
  * subreaper so that everything a script leaves behind is killed and
@@ -186,7 +201,7 @@ struct sbx_probe {
 	unsigned	 available;	/* enum sbx_layer */
 	int		 landlock_abi;	/* 0: none */
 	const char	*why[16];	/* per layer bit index, when missing */
-	int		 as_ignored;	/* setrlimit(RLIMIT_AS) is a no-op
+	int		 mem_ignored;	/* setrlimit(RLIMIT_DATA) is a no-op
 					 * (qemu-user): applied by sh ulimit */
 };
 
@@ -199,8 +214,13 @@ void	sbx_probe(struct sbx_probe *pr);
  * *s, with its length in *len; *s moves past it. NULL at the end. */
 const char *sbx_tool_next(const char **s, size_t *len);
 
-/* Map an allowed-tools string ("Read Bash(git:*) WebFetch") to perms and
- * shell rules in p; unknown tools are ignored (returned count). */
+/* Map an allowed-tools string ("Read Bash(git:*) WebFetch") to perms,
+ * shell rules, read paths and groups in p; unknown tools are ignored
+ * (returned count). Read's relative patterns name the skill's or the
+ * workspace's files, readable anyway: they add nothing. An absolute one
+ * is cut back to the folder before its first wildcard; a leading "//"
+ * (Claude Code's absolute form) is read as "/".
+ * Returns -E_LIMIT past SBX_MAX_RULES, SBX_MAX_READS or SBX_MAX_GROUPS. */
 int	sbx_from_allowed_tools(struct sbx_policy *p, struct arena *a,
 	    const char *allowed_tools);
 

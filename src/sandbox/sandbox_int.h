@@ -24,28 +24,30 @@ const char *sbx_reason(const struct sbx_policy *p, unsigned l,
 void	sbx_warn_missing(const struct sbx_policy *p, unsigned missing,
 	    const int *lerr, unsigned layers);
 
-/* sandbox_rlimit.c: lower CPU, AS, NOFILE, NPROC, FSIZE to p's values
+/* sandbox_rlimit.c: lower CPU, DATA, NOFILE, NPROC, FSIZE to p's values
  * (a 0 leaves one as it is; NPROC is p->nproc more tasks than user uid,
  * who runs the script, has now) and CORE to 0; a limit is never raised.
  * Returns 0 or -errno. */
 int	sbx_rlimit_apply(const struct sbx_policy *p, uid_t uid);
 
-/* 1 when setrlimit(RLIMIT_AS) takes effect (it does not under qemu-user). */
-int	sbx_rlimit_as_works(void);
+/* 1 when setrlimit(RLIMIT_DATA) takes effect (it does not under
+ * qemu-user). */
+int	sbx_rlimit_data_works(void);
 
 /* sandbox_landlock.c: the ABI version (> 0), or -errno (-ENOSYS: not in
  * this kernel, -EOPNOTSUPP: disabled at boot). */
 int	sbx_landlock_abi(void);
 
 /* The ruleset for this process: read and execute the system folders and
- * the skill folder `root` (never write it), read and write the workspace
- * `ws`, tmp and /dev/null (paths absolute; ws and tmp may be NULL); with
+ * the skill folder `root` (never write it), read the nreads `reads` (a
+ * skill's Read(/PATH)), read and write the workspace `ws`, tmp and
+ * /dev/null (paths absolute; ws and tmp may be NULL); with
  * cut_net (ABI 4+) no TCP bind or connect. Made before the uid drop, so
  * that what it names is reachable whatever the script's user may open. A
  * system folder that does not exist is skipped; any other failure fails
  * the whole layer. Returns the ruleset fd or -errno. */
 int	sbx_landlock_prepare(const char *root, const char *ws, const char *tmp,
-	    int abi, int cut_net);
+	    const char *const *reads, unsigned nreads, int abi, int cut_net);
 
 /* Restrict this process to the ruleset rs (closed here). Needs
  * no_new_privs (or CAP_SYS_ADMIN). Returns 0 or -errno. */

@@ -114,10 +114,11 @@ allow(int rs, const char *path, uint64_t access, uint64_t handled, int must)
 /* see sandbox_int.h */
 int
 sbx_landlock_prepare(const char *root, const char *ws, const char *tmp,
-    int abi, int cut_net)
+    const char *const *reads, unsigned nreads, int abi, int cut_net)
 {
 	struct ll_ruleset ra = { (FS_MAKE_SYM << 1) - 1, 0, 0 };
 	const char *p;
+	unsigned i;
 	int rs, e = 0;
 
 	if (abi >= 2)
@@ -135,6 +136,10 @@ sbx_landlock_prepare(const char *root, const char *ws, const char *tmp,
 		return -errno;
 	for (p = sys_paths; *p != '\0' && e == 0; p += strlen(p) + 1)
 		e = allow(rs, p + 1, SYS_RIGHTS(*p), ra.fs, 0);
+	/* A declared path this system lacks (the journal on OpenWrt) is
+	 * skipped like an optional system folder. */
+	for (i = 0; i < nreads && e == 0; i++)
+		e = allow(rs, reads[i], RO, ra.fs, 0);
 	if (e == 0)
 		e = allow(rs, root, RX, ra.fs, 1);
 	if (e == 0 && ws != NULL)

@@ -41,7 +41,7 @@ set_why(unsigned layer, const char *fmt, const char *arg)
 }
 
 /* In a throw-away child: can we unshare a network namespace, install the
- * seccomp filter, and does RLIMIT_AS hold? */
+ * seccomp filter, and does RLIMIT_DATA hold? */
 static void ATTR_NORETURN
 probe_child(int fd)
 {
@@ -51,7 +51,7 @@ probe_child(int fd)
 	    CLONE_NEWUSER | CLONE_NEWNET) != 0 ? errno : 0;
 	res[1] = prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ? errno :
 	    -sbx_seccomp_apply(1, 0);
-	res[2] = sbx_rlimit_as_works();
+	res[2] = sbx_rlimit_data_works();
 	(void)!write(fd, res, sizeof(res));
 	_exit(0);
 }
@@ -115,7 +115,7 @@ do_probe(void)
 		set_why(SBX_L_SECCOMP_UNIX, "%s", "no seccomp: unix sockets "
 		    "reach local daemons");
 	}
-	pr->as_ignored = !res[2];
+	pr->mem_ignored = !res[2];
 }
 
 /* see sandbox.h */
@@ -147,7 +147,9 @@ sbx_policy_defaults(struct sbx_policy *p)
 	p->tmp_parent = t != NULL && *t == '/' ? t : "/tmp";
 	p->timeout_ms = 30000;
 	p->cpu_s = 10;
-	p->as_bytes = (size_t)256 << 20;
+	/* Memory, not address space: V8 (node) reserves gigabytes it
+	 * never touches and dies at start under RLIMIT_AS. */
+	p->mem_bytes = (size_t)256 << 20;
 	p->nofile = 64;
 	p->nproc = 64;		/* above what the user runs: sbx_rlimit_apply */
 	p->fsize = (size_t)16 << 20;
@@ -237,6 +239,61 @@ sbx_tool_next(const char **sp, size_t *len)
 	return w;
 }
 
+/* A Read(...) path as a folder Landlock can name: absolute, cut at the
+ * first wildcard back to its folder, "//x" (Claude Code's absolute form)
+ * as "/x", no trailing slash. {NULL, 0}: relative, adds nothing. */
+static struct str
+read_path(struct str w)
+{
+	size_t n;
+
+	if (w.n == 0 || w.p[0] != '/')
+		return (struct str){ NULL, 0 };
+	while (w.n > 1 && w.p[1] == '/')
+		w.p++, w.n--;
+	for (n = 0; n < w.n && strchr("*?[", w.p[n]) == NULL; n++)
+		;
+	if (n < w.n)
+		while (n > 1 && w.p[n - 1] != '/')
+			n--;
+	while (n > 1 && w.p[n - 1] == '/')
+		n--;
+	w.n = n;
+	return w;
+}
+
+/* The words of Read(...) or Group(...) into p's reads or groups. */
+static int
+tool_args(struct sbx_policy *p, struct arena *a, struct str rule, int grp)
+{
+	const char **v = grp ? p->groups : p->reads;
+	unsigned *n = grp ? &p->ngroups : &p->nreads;
+	unsigned max = grp ? SBX_MAX_GROUPS : SBX_MAX_READS;
+	struct str w;
+	size_t k;
+	int sep;
+
+	for (; rule.n > 0; rule.p += k, rule.n -= k) {
+		/* A run of separators, or a word up to the next one. */
+		sep = strchr(" \t,", *rule.p) != NULL;
+		for (k = 1; k < rule.n && (strchr(" \t,", rule.p[k]) != NULL) ==
+		    sep; k++)
+			;
+		if (sep)
+			continue;
+		w.p = rule.p, w.n = k;
+		if (!grp)
+			w = read_path(w);
+		if (w.n == 0)
+			continue;
+		if (*n == max)
+			return -E_LIMIT;
+		if ((v[(*n)++] = str_dup(a, w)) == NULL)
+			return -E_NOMEM;
+	}
+	return 0;
+}
+
 /* see sandbox.h */
 int
 sbx_from_allowed_tools(struct sbx_policy *p, struct arena *a,
@@ -248,17 +305,28 @@ sbx_from_allowed_tools(struct sbx_policy *p, struct arena *a,
 	    NULL };
 	static const char *const sh[] = { "Bash", "Terminal", NULL };
 	static const char *const ux[] = { "UnixSocket", NULL };
+	static const char *const gr[] = { "Group", NULL };
 	const char *w, *paren;
-	struct str rule;
+	struct str rule, args;
 	size_t n, len;
-	int unknown = 0, open = 0;
+	int unknown = 0, open = 0, e;
 
 	while ((w = sbx_tool_next(&s, &len)) != NULL) {
 		paren = memchr(w, '(', len);
 		n = (size_t)((paren != NULL ? paren : s) - w);
-		if (name_in(w, n, rd))
+		args.p = paren != NULL ? paren + 1 : s;
+		args.n = (size_t)(s - args.p);
+		if (args.n > 0 && args.p[args.n - 1] == ')')
+			args.n--;
+		if (name_in(w, n, rd)) {
 			p->perms |= SBX_READ;
-		else if (name_in(w, n, wr))
+			if ((e = tool_args(p, a, args, 0)) != 0)
+				return e;
+		} else if (name_in(w, n, gr)) {
+			p->perms |= SBX_GROUP;
+			if ((e = tool_args(p, a, args, 1)) != 0)
+				return e;
+		} else if (name_in(w, n, wr))
 			p->perms |= SBX_WRITE | SBX_READ;
 		else if (name_in(w, n, net))
 			p->perms |= SBX_NET;
@@ -266,11 +334,7 @@ sbx_from_allowed_tools(struct sbx_policy *p, struct arena *a,
 			p->perms |= SBX_UNIX;
 		else if (name_in(w, n, sh)) {
 			p->perms |= SBX_SHELL;
-			rule.p = paren != NULL ? paren + 1 : s;
-			rule.n = (size_t)(s - rule.p);
-			if (rule.n > 0 && rule.p[rule.n - 1] == ')')
-				rule.n--;
-			rule = str_trim(rule);
+			rule = str_trim(args);
 			if (rule.n == 0)
 				open = 1;
 			else if (p->nshell_allow == SBX_MAX_RULES)

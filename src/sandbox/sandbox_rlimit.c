@@ -39,13 +39,13 @@ tasks_of(uid_t uid)
 int
 sbx_rlimit_apply(const struct sbx_policy *p, uid_t uid)
 {
-	static const int res[] = { RLIMIT_CPU, RLIMIT_AS, RLIMIT_NOFILE,
+	static const int res[] = { RLIMIT_CPU, RLIMIT_DATA, RLIMIT_NOFILE,
 	    RLIMIT_NPROC, RLIMIT_FSIZE, RLIMIT_CORE };
 	/* RLIMIT_NPROC counts every task of the user, not the child's
 	 * alone: p->nproc more than the user runs now, or a script run as a
 	 * busy user, or as nobody beside daemons and other scripts, could
 	 * not fork at all. */
-	const rlim_t want[] = { p->cpu_s, p->as_bytes, p->nofile, p->nproc ?
+	const rlim_t want[] = { p->cpu_s, p->mem_bytes, p->nofile, p->nproc ?
 	    p->nproc + tasks_of(uid) : 0, p->fsize, 0 };
 	struct rlimit rl;
 	unsigned i;
@@ -64,20 +64,20 @@ sbx_rlimit_apply(const struct sbx_policy *p, uid_t uid)
 	return 0;
 }
 
-/* see sandbox_int.h; call it in a child that may lose address space */
+/* see sandbox_int.h; call it in a child that may lose memory */
 int
-sbx_rlimit_as_works(void)
+sbx_rlimit_data_works(void)
 {
 	struct rlimit rl;
 	rlim_t want = (rlim_t)1 << 40;
 
-	if (getrlimit(RLIMIT_AS, &rl) != 0)
+	if (getrlimit(RLIMIT_DATA, &rl) != 0)
 		return 0;
 	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max <= want)
 		want = rl.rlim_max - 1;
 	rl.rlim_cur = rl.rlim_max = want;
-	if (prlimit(0, RLIMIT_AS, &rl, NULL) != 0 ||
-	    getrlimit(RLIMIT_AS, &rl) != 0)
+	if (prlimit(0, RLIMIT_DATA, &rl, NULL) != 0 ||
+	    getrlimit(RLIMIT_DATA, &rl) != 0)
 		return 0;
 	return rl.rlim_max == want;
 }

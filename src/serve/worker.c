@@ -491,6 +491,11 @@ worker(struct srv *s, struct conn *c, int wfd)
 		final = arena_printf(&c->a, "%s [call %s] Reply \"yes\" to "
 		    "approve it; anything else denies it.", final,
 		    agent_asked(ag));
+	/* Offline, the text is the answer (the notice that no skill
+	 * matches, or what the skill's script said): not a server fault. */
+	if ((c->kind == K_OAI_SSE || c->kind == K_OAI_JSON) && st == AG_FAIL &&
+	    agent_llm(ag) == NULL)
+		st = AG_OK;
 	if (c->kind == K_RUN_SSE)
 		worker_printf(&w, "event: done\ndata: {\"session\":\"%s\","
 		    "\"status\":\"%s\"}\n\n", tr->shown ? tr->shown : "",

@@ -29,7 +29,7 @@
 #define MCP_TOKENS	(1u << 16)	/* JSON tokens of one message */
 #define MCP_PAGES	16		/* tools/list pages */
 #define MCP_RELISTS	8u		/* tools/list again on list_changed */
-#define MCP_AS_MB	(sizeof(long) > 4 ? 8192 : 3072)	/* RLIMIT_AS */
+#define MCP_MEM_MB	(sizeof(long) > 4 ? 8192 : 3072)	/* RLIMIT_DATA */
 #define TOOL_PREFIX	"mcp__"
 
 struct conn {
@@ -539,9 +539,9 @@ start(struct mcp *m, struct conn *c, struct arena *a)
 	p.nofile = 256;
 	/* RLIMIT_NPROC counts the user's threads: node has about 11. */
 	p.nproc = 256;
-	/* Address space, not memory: node reserves gigabytes at start
-	 * (code range, heap cage), and would die below that. */
-	p.as_bytes = (size_t)MCP_AS_MB << 20;
+	/* Memory (RLIMIT_DATA) for a server that lives as long as the
+	 * agent: node's heap grows to its own limit of a few GiB. */
+	p.mem_bytes = (size_t)MCP_MEM_MB << 20;
 	if (strchr(argv[0], '/') == NULL) {
 		if ((prog = sbx_which(a, argv[0])) == NULL) {
 			snprintf(c->why, sizeof(c->why), "%s: not found in the "

@@ -58,6 +58,27 @@ allowed_tools(void)
 	    "Bash(c:*) Bash(d:*) Bash(e:*) Bash(f:*) Bash(g:*) Bash(h:*) "
 	    "Bash(i:*) Bash(j:*) Bash(k:*) Bash(l:*) Bash(m:*) Bash(n:*) "
 	    "Bash(o:*) Bash(p:*) Bash(q:*)"), -E_LIMIT);
+	/* Read(PATH ...) and Group(NAME ...): what a skill reads. */
+	sbx_policy_defaults(&p);
+	T_EQI(sbx_from_allowed_tools(&p, &t_arena, "Read(/) Bash"), 0);
+	T_EQI(p.perms, SBX_READ | SBX_SHELL);
+	T_EQI(p.nreads, 1);
+	T_EQS(p.reads[0], "/");
+	sbx_policy_defaults(&p);
+	T_EQI(sbx_from_allowed_tools(&p, &t_arena, "Read(/var/log/ "
+	    "//run/log/**, ./src/** ~/x /etc/a*b/c) Group(systemd-journal "
+	    "adm)"), 0);
+	T_EQI(p.perms, SBX_READ | SBX_GROUP);
+	T_EQI(p.nreads, 3);
+	T_EQS(p.reads[0], "/var/log");
+	T_EQS(p.reads[1], "/run/log");
+	T_EQS(p.reads[2], "/etc");
+	T_EQI(p.ngroups, 2);
+	T_EQS(p.groups[0], "systemd-journal");
+	T_EQS(p.groups[1], "adm");
+	sbx_policy_defaults(&p);
+	T_EQI(sbx_from_allowed_tools(&p, &t_arena, "Group(a b c d e)"),
+	    -E_LIMIT);
 }
 
 static int

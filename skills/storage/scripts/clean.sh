@@ -20,15 +20,18 @@ nl='
 '
 
 # size_of PATH...: KiB used by the existing paths, 0 when none (10 s cap).
+# One du for all of them: a du (and a timer) per path would run out of
+# the sandbox's processes in a /tmp of hundreds of entries.
 size_of() {
-	_s=0
-	for _p in "$@"; do
-		[ -e "$_p" ] || continue
-		# shellcheck disable=SC2086 # $du may be "busybox du"
-		_k=$(run_to 10 $du -sk "$_p" 2>/dev/null | awk '{ print $1; exit }')
-		_s=$((_s + ${_k:-0}))
+	_n=$#
+	while [ "$_n" -gt 0 ]; do
+		[ -e "$1" ] && set -- "$@" "$1"
+		shift
+		_n=$((_n - 1))
 	done
-	echo "$_s"
+	[ $# -gt 0 ] || { echo 0; return; }
+	# shellcheck disable=SC2086 # $du may be "busybox du"
+	run_to 10 $du -sk "$@" 2>/dev/null | awk '$1 ~ /^[0-9]+$/ { s += $1 } END { print s + 0 }'
 }
 recs=
 add() { # WHAT PATH HOW SIZE_KB
