@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -829,6 +830,11 @@ accept_all(struct srv *s)
 			continue;
 		}
 		memset(c, 0, sizeof(*c));
+		/* A reply goes out in pieces (head, body, SSE events): without
+		 * this the last piece waits on the client's delayed ACK, 40 ms
+		 * a kept-alive turn. Fails harmlessly on a unix socket. */
+		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){1},
+		    sizeof(int));
 		if (HAVE_SERVE_TLS && s->cred != NULL) {
 			/* Out of the server's share, not the turns' slices. */
 			if (mem_used() + tls_srv_size() > mem_budget() -
