@@ -69,6 +69,32 @@ fix() {
 	find "$1" -exec touch -h -d "@$EPOCH" {} +
 }
 
+# The .deb's copyright file (Debian's machine-readable format): our
+# licence and those of the libraries linked into the binary.
+deb_copyright() {
+	cat <<'EOF'
+Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+Upstream-Name: skillbox
+
+Files: *
+Copyright: 2026 the skillbox authors
+License: MIT
+
+Files: usr/bin/skillbox
+Copyright: 2026 the skillbox authors
+ 2016 Thomas Pornin (BearSSL)
+ 2019 Pantelis Antoniou (libfyaml)
+ 2010 Serge Zaitsev (jsmn)
+ 2005-2020 Rich Felker, et al. (musl)
+License: MIT
+Comment: The binary is linked statically with BearSSL, libfyaml, jsmn and
+ musl, each under the MIT licence.
+
+License: MIT
+EOF
+	sed -n '5,$p' "$TOP/LICENSE" | sed 's/^$/./; s/^/ /'
+}
+
 # owrt_root DIR: the files of both OpenWrt packages.
 owrt_root() {
 	stage "$1"
@@ -78,10 +104,12 @@ owrt_root() {
 	fix "$1"
 }
 
-# The maintainer scripts of both OpenWrt packages. Inside an image build
-# (IPKG_INSTROOT set) postinst only adds the user skillbox to the image:
-# the image's own tools enable services. `enabled` in
-# /etc/config/skillbox is the switch that survives upgrades.
+# The maintainer scripts of both OpenWrt packages, by the rules of
+# OpenWrt's default_postinst: inside an image build (IPKG_INSTROOT set)
+# postinst adds the user skillbox and enables the service in the image;
+# on a device an upgrade (opkg sets PKG_UPGRADE=1) neither enables nor
+# disables it, so a service the user disabled stays disabled. `enabled`
+# in /etc/config/skillbox is the other switch that survives upgrades.
 owrt_scripts() {
 	cat >"$1/postinst" <<'EOF'
 #!/bin/sh
@@ -107,18 +135,26 @@ if ! grep -qs '^skillbox:' "$R/etc/passwd"; then
 	grep -qs '^skillbox:' "$R/etc/shadow" ||
 	    echo 'skillbox:*:0:0:99999:7:::' >>"$R/etc/shadow"
 fi
-# Start at boot, and now (again, after an upgrade).
-[ -n "${IPKG_INSTROOT:-}" ] && exit 0
-/etc/init.d/skillbox enable
-/etc/init.d/skillbox restart
+# An image build: enabled in the image, as OpenWrt's own packages are
+# (the image's rc.common makes the boot link under IPKG_INSTROOT).
+if [ -n "$R" ]; then
+	[ -f "$R/etc/rc.common" ] || exit 0
+	IPKG_INSTROOT=$R sh "$R/etc/rc.common" "$R/etc/init.d/skillbox" enable
+	exit 0
+fi
+# A new install starts at boot. An upgrade (PKG_UPGRADE=1) keeps what the
+# user chose: it enables nothing, and restarts the service only when it
+# is enabled.
+[ "${PKG_UPGRADE:-0}" = 1 ] || /etc/init.d/skillbox enable
+/etc/init.d/skillbox enabled && /etc/init.d/skillbox restart
 exit 0
 EOF
 	cat >"$1/prerm" <<'EOF'
 #!/bin/sh
-# Stop it and remove the boot links.
+# Stop it; removing (not upgrading) also removes the boot link.
 [ -n "${IPKG_INSTROOT:-}" ] && exit 0
 /etc/init.d/skillbox stop
-/etc/init.d/skillbox disable
+[ "${PKG_UPGRADE:-0}" = 1 ] || /etc/init.d/skillbox disable
 exit 0
 EOF
 	chmod 755 "$1/postinst" "$1/prerm"
@@ -209,7 +245,9 @@ datahash = $datahash
 EOF
 	owrt_scripts "$c"
 	mv "$c/postinst" "$c/.post-install"
-	cp "$c/.post-install" "$c/.post-upgrade"
+	# apk runs .post-upgrade instead on an upgrade (and no .pre-deinstall)
+	sed '1a PKG_UPGRADE=1' "$c/.post-install" >"$c/.post-upgrade"
+	chmod 755 "$c/.post-upgrade"
 	mv "$c/prerm" "$c/.pre-deinstall"
 	fix "$c"
 	apk_entries "$c" "$d/control.tar"
@@ -244,6 +282,8 @@ Description: $DESC
  skillbox.socket offers a "skillbox chat" per connection.
 EOF
 	echo /etc/skillbox/skillbox.yaml >"$r/DEBIAN/conffiles"
+	install -d -m 755 "$r/usr/share/doc/skillbox"
+	deb_copyright >"$r/usr/share/doc/skillbox/copyright"
 	cat >"$r/DEBIAN/postinst" <<'EOF'
 #!/bin/sh
 set -e
