@@ -58,6 +58,16 @@ sbx_rlimit_apply(const struct sbx_policy *p, uid_t uid)
 		if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want[i])
 			rl.rlim_max = want[i];
 		rl.rlim_cur = rl.rlim_max;
+		if (prlimit(0, res[i], &rl, NULL) == 0)
+			continue;
+		/* A kernel always lets a hard limit come down; valgrind's
+		 * prlimit refuses any NOFILE hard limit but its own. There
+		 * the soft limit alone holds the script (which could raise
+		 * it back: under valgrind only). */
+		if (errno != EPERM || res[i] != RLIMIT_NOFILE ||
+		    getrlimit(res[i], &rl) != 0)
+			return -errno;
+		rl.rlim_cur = want[i] < rl.rlim_max ? want[i] : rl.rlim_max;
 		if (prlimit(0, res[i], &rl, NULL) != 0)
 			return -errno;
 	}
