@@ -69,11 +69,11 @@ slow='{"model":"m","stream":true,"messages":[{"role":"user","content":"bench: ho
 ttfb() {
 	local i=0
 	while [ $i -lt 20 ]; do
-		curl -s -o /dev/null -w '%{time_starttransfer}\n' -d "$chat" "$1/v1/chat/completions"
+		curl -s -o /dev/null -w '%{time_starttransfer}\n' -H 'Content-Type: application/json' -d "$chat" "$1/v1/chat/completions"
 		i=$((i + 1))
 	done | sort -n | sed -n 10p | awk '{printf "%.1f", $1 * 1000}'
 }
-turn_ok() { curl -s -d "${chat/\"stream\":true,/}" "$1/v1/chat/completions" | grep -q 'Bench answer'; }
+turn_ok() { curl -s -H 'Content-Type: application/json' -d "${chat/\"stream\":true,/}" "$1/v1/chat/completions" | grep -q 'Bench answer'; }
 turn_ok "$SB" || { echo "serve.sh: skillbox serve gave no answer" >&2; exit 1; }
 turn_ok "$PE" || { echo "serve.sh: the peer gave no answer" >&2; exit 1; }
 
@@ -84,7 +84,7 @@ for who in SB PE; do
 	m=$(rps "$url/v1/models")
 	read -r idle_r idle_p <<<"$(tree_mem "$pid")"
 	t=$(ttfb "$url")
-	for i in 1 2 3 4; do curl -sN -o /dev/null -d "$slow" "$url/v1/chat/completions" & done
+	for i in 1 2 3 4; do curl -sN -o /dev/null -H 'Content-Type: application/json' -d "$slow" "$url/v1/chat/completions" & done
 	sleep 2
 	read -r busy_r busy_p <<<"$(tree_mem "$pid")"
 	wait $(jobs -p | grep -v "^$SPID$\|^$PPID_$" || true) 2>/dev/null || true
