@@ -13,6 +13,10 @@
 # Built against glibc, not musl: -DMEM_NO_LIBC keeps arena.c from
 # replacing malloc, which ASan owns.
 
+# all, whatever rule comes first below (a prerequisite line such as
+# fuzz_httpd's must not become what `make fuzz` does)
+.DEFAULT_GOAL	:= all
+
 FUZZ_TIME	?= 20
 FUZZERS		?= json fm skill sse http llm tls plan ere httpd cron
 FUZZ_CC		?= clang
