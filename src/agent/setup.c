@@ -275,8 +275,7 @@ agent_tool(struct agent *ag, const char *skill, const char *tool,
 	struct frame f;
 	struct llm_call c;
 	struct tool_env env;
-	struct json_doc d;
-	int id = tool_find(tool);
+	int id = tool_find(tool), bad;
 
 	arena_reset(&ag->turn);
 	memset(out, 0, sizeof(*out));
@@ -285,13 +284,10 @@ agent_tool(struct agent *ag, const char *skill, const char *tool,
 	out->is_error = 1;
 	/* As a model's calls (llm.c): hooks and the tool must read the
 	 * same arguments. */
-	if (json_parse(&ag->turn, args, n, 1u << 16, &d) != 0) {
-		out->text = "the arguments are not valid JSON";
-		return 0;
-	}
-	if (json_dup_key(&d, &ag->turn) != 0) {
-		out->text = "the arguments are not valid JSON: a key appears "
-		    "twice in one object";
+	if ((bad = json_args_check(&ag->turn, args, n)) != 0) {
+		out->text = bad == 2 ? "the arguments are not valid JSON: a "
+		    "key appears twice in one object" : "the arguments are not "
+		    "a JSON object";
 		return 0;
 	}
 	if ((f.skill = tool_skill_find(&ag->reg, skill)) == NULL ||

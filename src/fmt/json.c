@@ -520,6 +520,21 @@ obj_dup(const struct json_doc *d, struct arena *a, int obj)
 
 /* see json.h */
 int
+json_args_check(struct arena *a, const char *s, size_t n)
+{
+	struct arena_mark m = arena_mark(a);
+	struct json_doc d;
+	int r = 1;
+
+	if (json_parse(a, s, n, 1u << 16, &d) == 0 && d.n > 0 &&
+	    d.t[0].type == JSON_OBJ)
+		r = json_dup_key(&d, a) != 0 ? 2 : 0;
+	arena_reset_to(a, m);
+	return r;
+}
+
+/* see json.h */
+int
 json_dup_key(const struct json_doc *d, struct arena *a)
 {
 	struct arena_mark m = arena_mark(a);

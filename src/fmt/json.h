@@ -112,6 +112,12 @@ int	json_is_null(const struct json_doc *d, int i);
  * them means different things to different readers. Scratch in `a`. */
 int	json_dup_key(const struct json_doc *d, struct arena *a);
 
+/* A tool call's arguments s[0..n): 0 when they are one JSON object with
+ * no key twice, 1 when they are not a JSON object, 2 when a key comes
+ * twice (json_dup_key). The model's calls (llm.c) and MCP clients'
+ * (agent_tool) are held to the same rule. Scratch in `a`, given back. */
+int	json_args_check(struct arena *a, const char *s, size_t n);
+
 /* Writer. Errors are sticky in sb->err: -E_NOMEM or -E_LIMIT from the
  * buffer, -E_LIMIT for nesting deeper than JSON_MAX_DEPTH, -E_INVAL for a
  * call that would make invalid JSON (a value without its key in an object,

@@ -176,8 +176,6 @@ acc_release(struct llm_acc *acc)
 static int
 acc_finish(struct llm_acc *acc, struct llm_reply *r)
 {
-	struct json_doc d;
-	struct arena_mark m;
 	unsigned i, k;
 
 	memset(r, 0, sizeof(*r));
@@ -212,14 +210,8 @@ acc_finish(struct llm_acc *acc, struct llm_reply *r)
 		else
 			c->args = copy(acc, ab->p, ab->len),
 			    c->args_len = ab->len;
-		m = arena_mark(acc->tmp);
-		c->bad_args = json_parse(acc->tmp, ab->p, ab->len, 1u << 16, &d)
-		    != 0 || d.n == 0 || d.t[0].type != JSON_OBJ;
-		if (!c->bad_args && json_dup_key(&d, acc->tmp) != 0)
-			c->bad_args = 2;
-		if (ab->len == 0)
-			c->bad_args = 0;
-		arena_reset_to(acc->tmp, m);
+		c->bad_args = ab->len == 0 ? 0 :
+		    json_args_check(acc->tmp, ab->p, ab->len);
 		if (acc->sink != NULL && acc->sink->call != NULL)
 			acc->sink->call(acc->sink->ctx, c);
 		k++;
