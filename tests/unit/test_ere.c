@@ -44,6 +44,8 @@ anchors(void)
 	T(m("(^a|b)c", "xbc") == 1);
 	T(m("(^a|b)c", "xac") == 0);
 	T(m("^$", "") == 1);
+	T(m("$\n", "0\n") == 0);		/* $ is the end, not a newline */
+	T(m("(){164}{164}x", "x") == 1);	/* 26,896 empty copies */
 }
 
 static void
