@@ -288,6 +288,7 @@ conn_next(struct srv *s, struct conn *c)
 	arena_reset(&c->a);
 	memset(&c->tr, 0, sizeof(c->tr));
 	c->st = C_HEAD;
+	c->served = 1;
 	c->kind = K_PLAIN;
 	c->headed = c->chunked = c->head = c->ran = c->authed = 0;
 	c->phlen = 0;
@@ -748,7 +749,9 @@ pending(const struct conn *c)
 }
 
 /* The oldest pending connection, of the peer (NULL: of anyone); NULL
- * when there is none. n: how many the peer has. */
+ * when there is none. n: how many the peer has. A peer's count leaves out
+ * connections kept alive after a reply: a browser or an SDK keeps several
+ * idle between requests, and closing one races with its next request. */
 static struct conn *
 oldest_pending(struct srv *s, const char *peer, unsigned *n)
 {
@@ -758,7 +761,8 @@ oldest_pending(struct srv *s, const char *peer, unsigned *n)
 	*n = 0;
 	for (i = 0; i < s->nc; i++) {
 		c = &s->c[i];
-		if (!pending(c) || (peer != NULL && strcmp(c->peer, peer) != 0))
+		if (!pending(c) || (peer != NULL &&
+		    (c->served || strcmp(c->peer, peer) != 0)))
 			continue;
 		(*n)++;
 		if (old == NULL || c->t0 < old->t0)
@@ -856,6 +860,7 @@ accept_all(struct srv *s)
 		memcpy(c->peer, peer, sizeof(peer));
 		s->open++;
 		c->st = C_HEAD;
+		c->served = 0;
 		c->in_len = 0;
 		http_req_init(&c->h);
 		c->t0 = net_now_ms();

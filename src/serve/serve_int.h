@@ -71,6 +71,7 @@ struct conn {
 	struct tls_srv	*tls;		/* HTTPS: the connection's TLS */
 	unsigned char	 st, kind, close, v10, chunked, headed, gone, head;
 	unsigned char	 ran;		/* a worker ran this request's turn */
+	unsigned char	 served;	/* kept alive after a reply */
 	unsigned char	 authed;	/* the head came, with a valid token
 					 * (or none is configured) */
 	unsigned	 seq;		/* order in the queue */
