@@ -146,6 +146,13 @@ openai_messages(struct srv *s, struct conn *c, const struct json_doc *d,
 		/* Tool calls, their outputs, reasoning: items of a client
 		 * that runs tools of its own, which this agent is not. */
 		y = resp ? json_get(d, t, "type") : -1;
+		if (json_eq(d, y, "item_reference")) {
+			if (json_str(d, &c->a, json_get(d, t, "id"), &tr->ref,
+			    NULL) != 0)
+				return openai_bad(s, c, "an item_reference "
+				    "needs an 'id'");
+			continue;
+		}
 		if (y >= 0 && !json_eq(d, y, "message"))
 			return openai_bad(s, c, json_str(d, &c->a, y, &str,
 			    NULL) == 0 ? arena_printf(&c->a, "input item type "

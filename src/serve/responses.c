@@ -13,10 +13,12 @@
 #include "config.h"
 #include "session/slog.h"
 
-#define NO_SUCH	"no such stored response: 'previous_response_id' must be the " \
-	"id of a response of this server that was stored (not store: false)"
+#define NO_SUCH	"no such stored response: 'previous_response_id' and " \
+	"item_reference must name a response (or its message) of this server " \
+	"that was stored (not store: false)"
 
-/* The session a response id names (resp_UNIQUE_HEX), into c->tr. */
+/* The session a response or message id names (resp_UNIQUE_HEX,
+ * msg_UNIQUE_HEX), into c->tr: it holds the history. */
 static int
 previous(struct srv *s, struct conn *c, const char *id)
 {
@@ -25,7 +27,8 @@ previous(struct srv *s, struct conn *c, const char *id)
 	size_t n, k;
 	unsigned v;
 
-	if (strncmp(id, "resp_", 5) != 0 || (p = strchr(id + 5, '_')) == NULL)
+	if ((strncmp(id, "resp_", 5) != 0 && strncmp(id, "msg_", 4) != 0) ||
+	    (p = strchr(strchr(id, '_') + 1, '_')) == NULL)
 		return openai_bad(s, c, NO_SUCH);
 	p++;
 	if ((n = strlen(p)) == 0 || n % 2 != 0 || n / 2 >= sizeof(name) ||
@@ -114,6 +117,9 @@ responses_parse(struct srv *s, struct conn *c, const struct json_doc *d)
 		return json_str(d, &c->a, t, &str, NULL) != 0 ? openai_bad(s, c,
 		    "'previous_response_id' must be a string") :
 		    previous(s, c, str);
+	/* The AI SDK sends a stored answer back as a reference to it. */
+	if (tr->ref != NULL)
+		return previous(s, c, tr->ref);
 	if (tr->shown == NULL && store &&
 	    (tr->shown = openai_new_session(c, "resp")) == NULL) {
 		(void)httpd_respond_err(s, c, 503, "server_error", "no random "
@@ -140,14 +146,14 @@ responses_id(const struct wctx *w, char *buf, size_t size)
 		snprintf(buf + n, size - n, "%02x", (unsigned char)*p);
 }
 
-/* The message item's id: msg_ and the unique part of the response's. */
+/* The message item's id: msg_ and the rest of the response's, so that an
+ * item_reference to it names the session as well. */
 static void
 put_item_id(struct json_writer *j, const struct wctx *w, const char *key)
 {
-	char b[40];
+	char b[168];
 
-	snprintf(b, sizeof(b), "msg_%.*s", (int)strcspn(w->id + 5, "_"),
-	    w->id + 5);
+	snprintf(b, sizeof(b), "msg_%s", w->id + 5);
 	json_kstr(j, key, b);
 }
 

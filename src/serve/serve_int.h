@@ -64,6 +64,7 @@ struct turnreq {
 	char		*call;		/* the call an approval names */
 	const char	*prev;		/* OpenAI: the assistant message
 					 * before the input, or NULL */
+	char		*ref;		/* responses: the last item_reference */
 	const char	*path_session;	/* .../sessions/NAME/answer */
 	struct seed {
 		enum llm_role	 role;
@@ -170,6 +171,8 @@ void	httpd_step(struct srv *s);
 /* api.c */
 /* The on-disk name of a token's session: "TAG.NAME"; NULL when bad. */
 const char *api_stored_name(struct srv *s, struct conn *c, const char *name);
+/* 1 when the token's session NAME has a log. */
+int	api_has_session(struct srv *s, struct conn *c, const char *name);
 /* The value of a query parameter in c->a, or NULL. */
 const char *api_query(struct conn *c, const char *key);
 /* sb and a newline as a 200 application/json reply (503: sb ran out). */
@@ -217,8 +220,9 @@ void	openai_end(struct wctx *w, enum agent_status st, const char *final,
 int	openai_bad(struct srv *s, struct conn *c, const char *msg);
 /* The messages (chat) or input items (resp) array m of d into c->tr: the
  * last user message is the input, the user and assistant messages before
- * it the seed, the assistant one right before it tr->prev. 0, or an
- * error reply was made (-E_*). */
+ * it the seed, the assistant one right before it tr->prev; resp: the id
+ * of the last item_reference in tr->ref. 0, or an error reply was made
+ * (-E_*). */
 int	openai_messages(struct srv *s, struct conn *c, const struct json_doc *d,
 	    int m, int resp);
 /* A new session name, PREFIX-12 hex digits, in c->a; NULL: no random. */

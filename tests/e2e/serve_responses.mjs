@@ -253,6 +253,9 @@ const bad = {
 	stream_type: { input: PROMPT, stream: 'yes' },
 	previous_unknown: { input: PROMPT, previous_response_id: 'resp_1_6e6f2d73756368' },
 	previous_garbage: { input: PROMPT, previous_response_id: 'chatcmpl-1' },
+	item_reference_unknown: { input: [{ type: 'item_reference', id: 'msg_1' },
+	    { role: 'user', content: PROMPT }] },
+	item_reference_no_id: { input: [{ type: 'item_reference' }, { role: 'user', content: PROMPT }] },
 };
 for (const [name, body] of Object.entries(bad)) {
 	await check(`bad_${name}`, async (signal) => {
@@ -336,6 +339,23 @@ await check('ai_generateText', async (signal) => {
 	assert(!r.warnings?.length, `warnings ${short(r.warnings)}`);
 	assert(r.usage?.outputTokens > 0, `usage ${short(r.usage)}`);
 	assert(r.response?.id?.startsWith('resp_'), `response id ${short(r.response?.id)}`);
+});
+// A second turn that hands back the first's messages: the AI SDK sends
+// the stored answer as an item_reference, which goes on in its session.
+await check('ai_two_turns', async (signal) => {
+	const bodies = [];
+	const p = createOpenAI({ baseURL: BASE + '/v1', apiKey: KEY,
+	    fetch: (u, i) => { bodies.push(String(i?.body ?? '')); return fetch(u, i); } });
+	const first = [{ role: 'user', content: PROMPT }];
+	const a = await generateText({ model: p('skillbox'), messages: first, abortSignal: signal,
+	    maxRetries: 0 });
+	const b = await generateText({ model: p('skillbox'), abortSignal: signal, maxRetries: 0,
+	    messages: [...first, ...a.response.messages, { role: 'user', content: PROMPT }] });
+	assert(b.text === REPLY, `text ${short(b.text)}`);
+	assert(bodies[1]?.includes('"item_reference"'), `no item_reference sent: ${short(bodies[1])}`);
+	const sa = a.response.headers?.['x-skillbox-session'];
+	const sb = b.response.headers?.['x-skillbox-session'];
+	assert(sa && sa === sb, `sessions ${sa} and ${sb}`);
 });
 await check('ai_streamText', async (signal) => {
 	let err;
