@@ -400,8 +400,8 @@ responses_end(struct wctx *w, enum agent_status st, const char *final,
 	}
 	/* The answer was streamed, or it is more than what was (a
 	 * question, an offline answer): then it comes after. */
-	if (!w->streamed || n > w->said.len || strcmp(w->said.p +
-	    w->said.len - n, final != NULL ? final : "") != 0) {
+	if (!w->said.err && (!w->streamed || n > w->said.len ||
+	    strcmp(w->said.p + w->said.len - n, final ? final : "") != 0)) {
 		if (w->said.len > 0 && n > 0)
 			responses_delta(w, "\n\n", 2);
 		responses_delta(w, final, n);
