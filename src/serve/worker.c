@@ -109,9 +109,10 @@ parse_turn(struct srv *s, struct conn *c, enum api api, int *bad)
 		}
 	}
 	if (HAVE_ORCH && openai_find_agent(s, c, tr->agent) != 0)
-		return httpd_respond_err(s, c, 404, api ? "invalid_request_error" :
-		    "not_found", api ? "no such model: GET /v1/models lists "
-		    "them" : "no such agent: GET /v1/models lists them", NULL);
+		return httpd_respond_err(s, c, 404, api != API_RUN ?
+		    "invalid_request_error" : "not_found", api != API_RUN ?
+		    "no such model: GET /v1/models lists them" : "no such "
+		    "agent: GET /v1/models lists them", NULL);
 	if (tr->agent != NULL && strcmp(tr->agent, "skillbox") == 0)
 		tr->agent = NULL;
 	/* A job's paused turn is no token's: a token that may use every
@@ -387,7 +388,7 @@ worker(struct srv *s, struct conn *c, int wfd)
 	double cost;
 	char why[320], id[160];
 	unsigned i;
-	int e;
+	int e, resp = c->kind == K_RESP_SSE || c->kind == K_RESP_JSON;
 
 	worker_detach(s);
 	mem_set_limit(mem_used() + s->slice);
@@ -397,7 +398,7 @@ worker(struct srv *s, struct conn *c, int wfd)
 	w.tr = tr;
 	w.a = &c->a;
 	w.created = time(NULL);
-	if (c->kind == K_RESP_SSE || c->kind == K_RESP_JSON)
+	if (resp)
 		responses_id(&w, id, sizeof(id));
 	else
 		snprintf(id, sizeof(id), "chatcmpl-%lld%u", w.created,
@@ -459,9 +460,8 @@ worker(struct srv *s, struct conn *c, int wfd)
 	if (IS_OAI(c->kind) && st == AG_WAIT && agent_approval(ag))
 		final = arena_printf(&c->a, "%s [call %s] Reply \"yes%s%s\" to "
 		    "approve it; anything else denies it.", final,
-		    agent_asked(ag), c->kind == K_RESP_SSE || c->kind ==
-		    K_RESP_JSON ? " " : "", c->kind == K_RESP_SSE ||
-		    c->kind == K_RESP_JSON ? agent_asked(ag) : "");
+		    agent_asked(ag), resp ? " " : "", resp ? agent_asked(ag) :
+		    "");
 	/* Offline, the text is the answer (the notice that no skill
 	 * matches, or what the skill's script said): not a server fault. */
 	if (IS_OAI(c->kind) && st == AG_FAIL && agent_llm(ag) == NULL)
