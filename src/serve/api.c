@@ -292,25 +292,34 @@ ep_page(struct srv *s, struct conn *c)
 	    "'none'\r\nX-Frame-Options: DENY\r\n");
 }
 
+/* see serve_int.h */
+int
+api_has_session(struct srv *s, struct conn *c, const char *name)
+{
+	const char *stored = api_stored_name(s, c, name);
+	struct slog lg;
+
+	if (stored == NULL || slog_open(&lg, &c->a, s->cfg->state_dir, stored,
+	    SLOG_READ) != 0)
+		return 0;
+	slog_close(&lg);
+	return 1;
+}
+
 /* POST .../sessions/NAME/answer: the session must be there (another
  * token's is not); a job's paused turn is the job board's to find. */
 static int
 ep_answer(struct srv *s, struct conn *c, const char *name)
 {
-	const char *stored = api_stored_name(s, c, name);
-	struct slog lg;
-
-	if (stored != NULL && slog_open(&lg, &c->a, s->cfg->state_dir, stored,
-	    SLOG_READ) == 0)
-		slog_close(&lg);
-	else if (!HAVE_JOBS || strncmp(name, "job-", 4) != 0)
+	if (!api_has_session(s, c, name) && (!HAVE_JOBS ||
+	    strncmp(name, "job-", 4) != 0))
 		return httpd_respond_err(s, c, 404, "not_found", "no such session",
 		    NULL);
 	c->tr.answer = 1;
 	if ((c->tr.path_session = arena_strdup(&c->a, name)) == NULL)
 		return httpd_respond_err(s, c, 503, "server_error", "out of memory "
 		    "in the server", NULL);
-	return worker_turn(s, c, 0);
+	return worker_turn(s, c, API_RUN);
 }
 
 /* --- routing */
@@ -365,7 +374,7 @@ api_route(struct srv *s, struct conn *c)
 	    (get || strcmp(m, "DELETE") == 0))
 		return ep_session(s, c, path + 17);
 	if (strcmp(path, "/api/v1/run") == 0 && post)
-		return worker_turn(s, c, 0);
+		return worker_turn(s, c, API_RUN);
 	if (HAVE_JOBS && strncmp(path, "/api/v1/jobs", 12) == 0 &&
 	    (path[12] == '\0' || path[12] == '/'))
 		return jobs_api_route(s, c, path + 12, get, post);
@@ -375,9 +384,12 @@ api_route(struct srv *s, struct conn *c)
 		return ep_answer(s, c, path + 17);
 	}
 	if (strcmp(path, "/v1/chat/completions") == 0 && post)
-		return worker_turn(s, c, 1);
+		return worker_turn(s, c, API_CHAT);
+	if (strcmp(path, "/v1/responses") == 0 && post)
+		return worker_turn(s, c, API_RESP);
 	if (strcmp(path, "/v1/models") == 0 || strcmp(path,
 	    "/api/v1/run") == 0 || strcmp(path, "/v1/chat/completions") == 0 ||
+	    strcmp(path, "/v1/responses") == 0 ||
 	    strcmp(path, "/api/v1/sessions") == 0 || strcmp(path,
 	    "/api/v1/skills") == 0)
 		return httpd_respond_err(s, c, 405, "invalid_request_error",

@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "base/sha256.h"
 #include "config.h"
@@ -98,7 +99,9 @@ openai_content_text(struct conn *c, const struct json_doc *d, int t, char **out,
 		return -E_INVAL;
 	sbuf_init(&sb, &c->a, 0);
 	for (i = 0; (p = json_at(d, t, i)) >= 0; i++) {
-		if (!json_eq(d, json_get(d, p, "type"), "text"))
+		if (!json_eq(d, json_get(d, p, "type"), "text") &&
+		    !json_eq(d, json_get(d, p, "type"), "input_text") &&
+		    !json_eq(d, json_get(d, p, "type"), "output_text"))
 			continue;	/* images, files: not for this agent */
 		if (json_str(d, &c->a, json_get(d, p, "text"), &s, &k) != 0)
 			return -E_INVAL;
@@ -112,6 +115,93 @@ openai_content_text(struct conn *c, const struct json_doc *d, int t, char **out,
 	*out = sb.p;
 	*n = sb.len - 1;
 	return 0;
+}
+
+/* see serve_int.h */
+int
+openai_bad(struct srv *s, struct conn *c, const char *msg)
+{
+	(void)httpd_respond_err(s, c, 400, "invalid_request_error", msg, NULL);
+	return -E_INVAL;
+}
+
+/* see serve_int.h */
+int
+openai_messages(struct srv *s, struct conn *c, const struct json_doc *d,
+    int m, int resp)
+{
+	struct turnreq *tr = &c->tr;
+	char *role, *str;
+	size_t n;
+	int t, y, i, last = -1;
+
+	tr->seed = arena_zalloc(&c->a, (size_t)d->t[m].size *
+	    sizeof(*tr->seed));
+	if (tr->seed == NULL) {
+		(void)httpd_respond_err(s, c, 503, "server_error", "out of "
+		    "memory in the server", NULL);
+		return -E_NOMEM;
+	}
+	for (i = 0; (t = json_at(d, m, (unsigned)i)) >= 0; i++) {
+		/* Tool calls, their outputs, reasoning: items of a client
+		 * that runs tools of its own, which this agent is not. */
+		y = resp ? json_get(d, t, "type") : -1;
+		if (json_eq(d, y, "item_reference")) {
+			if (json_str(d, &c->a, json_get(d, t, "id"), &tr->ref,
+			    NULL) != 0)
+				return openai_bad(s, c, "an item_reference "
+				    "needs an 'id'");
+			continue;
+		}
+		if (y >= 0 && !json_eq(d, y, "message"))
+			return openai_bad(s, c, json_str(d, &c->a, y, &str,
+			    NULL) == 0 ? arena_printf(&c->a, "input item type "
+			    "'%s' is not supported: only messages are", str) :
+			    "an input item's 'type' must be a string");
+		if (d->t[t].type != JSON_OBJ || json_str(d, &c->a,
+		    json_get(d, t, "role"), &role, NULL) != 0)
+			return openai_bad(s, c, "each message needs a 'role'");
+		if (strcmp(role, "user") != 0 && strcmp(role,
+		    "assistant") != 0)
+			continue;	/* system, developer, tool: ours rule */
+		if (openai_content_text(c, d, json_get(d, t, "content"),
+		    &str, &n) != 0) {
+			if (strcmp(role, "assistant") == 0)
+				continue;	/* only tool calls */
+			return openai_bad(s, c, "a user message needs "
+			    "'content': a string or text parts");
+		}
+		tr->seed[tr->nseed].role = role[0] == 'u' ? LLM_USER :
+		    LLM_ASSISTANT;
+		tr->seed[tr->nseed].s = str;
+		tr->seed[tr->nseed].n = n;
+		if (role[0] == 'u')
+			last = (int)tr->nseed;
+		tr->nseed++;
+	}
+	if (last < 0 || tr->seed[last].n == 0)
+		return openai_bad(s, c, "no user message with text");
+	tr->input = tr->seed[last].s;
+	tr->inlen = tr->seed[last].n;
+	if (last > 0 && tr->seed[last - 1].role == LLM_ASSISTANT)
+		tr->prev = tr->seed[last - 1].s;
+	tr->nseed = (unsigned)last;	/* what came before it */
+	return 0;
+}
+
+/* see serve_int.h */
+const char *
+openai_new_session(struct conn *c, const char *prefix)
+{
+	unsigned char rnd[6];
+	char hex[13];
+	unsigned k;
+
+	if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd))
+		return NULL;
+	for (k = 0; k < sizeof(rnd); k++)
+		snprintf(hex + 2 * k, 3, "%02x", rnd[k]);
+	return arena_printf(&c->a, "%s-%s", prefix, hex);
 }
 
 /* see serve_int.h */

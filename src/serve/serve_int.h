@@ -5,6 +5,7 @@
  *   httpd.c     connections: requests in, replies out, TLS, the poll loop
  *   api.c       auth, /health, skills, sessions, the page, the router
  *   openai.c    /v1/models and the chat.completions translation
+ *   responses.c /v1/responses: its request, events and reply
  *   worker.c    turn requests, the forked worker, relaying its events
  *   jobs_api.c  /api/v1/jobs and its event stream
  *   serve.c     tokens, configuration, memory slices, serve_main
@@ -38,7 +39,13 @@
 #define RETRY_AFTER	"5"
 
 enum kind { K_PLAIN, K_FILE, K_RUN_SSE, K_RUN_JSON, K_OAI_SSE, K_OAI_JSON,
-    K_JOBS };
+    K_JOBS, K_RESP_SSE, K_RESP_JSON };
+/* An OpenAI client's request (chat completions or responses): the reply
+ * is the answer, a question or approval is the reply's text. */
+#define IS_OAI(k)	((k) == K_OAI_SSE || (k) == K_OAI_JSON || \
+			    (k) == K_RESP_SSE || (k) == K_RESP_JSON)
+/* What worker_turn parses: /api/v1/run, chat completions, responses. */
+enum api { API_RUN, API_CHAT, API_RESP };
 enum cst { C_FREE, C_HEAD, C_BODY, C_QUEUED, C_RELAY, C_WRITE };
 
 /* What a turn request asks for, parsed by the server before the fork. */
@@ -57,6 +64,7 @@ struct turnreq {
 	char		*call;		/* the call an approval names */
 	const char	*prev;		/* OpenAI: the assistant message
 					 * before the input, or NULL */
+	char		*ref;		/* responses: the last item_reference */
 	const char	*path_session;	/* .../sessions/NAME/answer */
 	struct seed {
 		enum llm_role	 role;
@@ -133,6 +141,8 @@ struct wctx {
 	long long	 created;
 	int		 streamed;	/* entry text sent (OpenAI stream) */
 	struct arena	*a;
+	unsigned	 seq;		/* responses: the next sequence_number */
+	struct sbuf	 said;		/* responses: the text streamed */
 };
 
 /* SIGTERM (or SIGINT) came: drain and stop; SIGHUP came: reload. */
@@ -162,6 +172,8 @@ void	httpd_step(struct srv *s);
 /* api.c */
 /* The on-disk name of a token's session: "TAG.NAME"; NULL when bad. */
 const char *api_stored_name(struct srv *s, struct conn *c, const char *name);
+/* 1 when the token's session NAME has a log. */
+int	api_has_session(struct srv *s, struct conn *c, const char *name);
 /* The value of a query parameter in c->a, or NULL. */
 const char *api_query(struct conn *c, const char *key);
 /* sb and a newline as a 200 application/json reply (503: sb ran out). */
@@ -205,11 +217,41 @@ void	openai_chunk(struct wctx *w, const char *text, size_t n,
 /* In the worker: the end of a streamed OpenAI turn. */
 void	openai_end(struct wctx *w, enum agent_status st, const char *final,
 	    unsigned long in, unsigned long out);
+/* A 400 invalid_request_error saying msg; returns -E_INVAL. */
+int	openai_bad(struct srv *s, struct conn *c, const char *msg);
+/* The messages (chat) or input items (resp) array m of d into c->tr: the
+ * last user message is the input, the user and assistant messages before
+ * it the seed, the assistant one right before it tr->prev; resp: the id
+ * of the last item_reference in tr->ref. 0, or an error reply was made
+ * (-E_*). */
+int	openai_messages(struct srv *s, struct conn *c, const struct json_doc *d,
+	    int m, int resp);
+/* A new session name, PREFIX-12 hex digits, in c->a; NULL: no random. */
+const char *openai_new_session(struct conn *c, const char *prefix);
+
+/* responses.c */
+/* The fields of POST /v1/responses (d, an object) into c->tr and c->kind;
+ * 0, or an error reply was made (-E_*). */
+int	responses_parse(struct srv *s, struct conn *c, const struct json_doc *d);
+/* In the worker: the response's id, resp_ and time and pid, then _ and
+ * the session's shown name in hex when it is stored, into buf. */
+void	responses_id(const struct wctx *w, char *buf, size_t size);
+/* In the worker: the events of a streamed response: response.created and
+ * .in_progress; a delta of the entry agent's text; the end (the answer
+ * when not streamed yet, the done events and response.completed, or an
+ * error event and response.failed). */
+void	responses_start(struct wctx *w);
+void	responses_delta(struct wctx *w, const char *text, size_t n);
+void	responses_end(struct wctx *w, enum agent_status st, const char *final,
+	    unsigned long in, unsigned long out);
+/* In the worker: a response object, completed, with final as its text. */
+void	responses_json(struct wctx *w, struct sbuf *sb, const char *final,
+	    unsigned long in, unsigned long out);
 
 /* worker.c */
-/* POST /api/v1/run, .../answer (c->tr.answer set) and, oai, the chat
- * completions: parse, then start the turn, queue it or say busy. */
-int	worker_turn(struct srv *s, struct conn *c, int oai);
+/* POST /api/v1/run, .../answer (c->tr.answer set), the chat completions
+ * and responses: parse, then start the turn, queue it or say busy. */
+int	worker_turn(struct srv *s, struct conn *c, enum api api);
 /* Start queued turns while there is room, oldest first. */
 void	worker_run_queue(struct srv *s);
 /* The worker's status line in c->ph as the reply's head. */

@@ -10,7 +10,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,21 +21,21 @@
 
 /* Parse a turn request into c->tr; 0, or an error response was made. */
 static int
-parse_turn(struct srv *s, struct conn *c, int oai, int *bad)
+parse_turn(struct srv *s, struct conn *c, enum api api, int *bad)
 {
 	struct json_doc d;
 	struct turnreq *tr = &c->tr;
 	const char *acc = http_header(&c->h, "Accept");
-	char *str = NULL, *role;
+	char *str = NULL;
 	size_t n;
-	int t, m, i, last = -1, stream = 0;
+	int t, m, stream = 0;
 
 	*bad = 1;
 	if (json_parse(&c->a, c->body ? c->body : "", c->body_len, REQ_TOKENS,
 	    &d) != 0 || d.n == 0 || d.t[0].type != JSON_OBJ)
 		return httpd_respond_err(s, c, 400, "invalid_request_error", "the "
 		    "body must be a JSON object", NULL);
-	if (!oai) {
+	if (api == API_RUN) {
 		t = json_get(&d, 0, "approve");
 		if (t >= 0 && tr->path_session != NULL) {
 			if (json_bool(&d, t, &tr->approve) != 0)
@@ -67,19 +66,10 @@ parse_turn(struct srv *s, struct conn *c, int oai, int *bad)
 		    &str, NULL) != 0)
 			return httpd_respond_err(s, c, 400, "invalid_request_error",
 			    "'session' must be a string", NULL);
-		if ((t < 0 || json_is_null(&d, t)) && tr->path_session == NULL) {
-			unsigned char rnd[6];
-			char hex[13];
-			unsigned k;
-
-			if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) !=
-			    (ssize_t)sizeof(rnd))
-				return httpd_respond_err(s, c, 503, "server_error",
-				    "no random bytes", NULL);
-			for (k = 0; k < sizeof(rnd); k++)
-				snprintf(hex + 2 * k, 3, "%02x", rnd[k]);
-			str = arena_printf(&c->a, "web-%s", hex);
-		}
+		if ((t < 0 || json_is_null(&d, t)) && tr->path_session == NULL &&
+		    (str = (char *)openai_new_session(c, "web")) == NULL)
+			return httpd_respond_err(s, c, 503, "server_error",
+			    "no random bytes", NULL);
 		tr->shown = str;
 		t = HAVE_ORCH ? json_get(&d, 0, "agent") : -1;
 		if (t >= 0 && !json_is_null(&d, t) && json_str(&d, &c->a, t,
@@ -89,6 +79,9 @@ parse_turn(struct srv *s, struct conn *c, int oai, int *bad)
 		tr->agent = t >= 0 && !json_is_null(&d, t) ? str : NULL;
 		c->kind = acc != NULL && strstr(acc, "application/json") &&
 		    !strstr(acc, "text/event-stream") ? K_RUN_JSON : K_RUN_SSE;
+	} else if (api == API_RESP) {
+		if (responses_parse(s, c, &d) != 0)
+			return 0;
 	} else {
 		if ((t = json_get(&d, 0, "stream")) >= 0 &&
 		    !json_is_null(&d, t) && json_bool(&d, t, &stream) != 0)
@@ -106,45 +99,8 @@ parse_turn(struct srv *s, struct conn *c, int oai, int *bad)
 		if (m < 0 || d.t[m].type != JSON_ARR || d.t[m].size == 0)
 			return httpd_respond_err(s, c, 400, "invalid_request_error",
 			    "'messages' must be a non-empty array", NULL);
-		tr->seed = arena_zalloc(&c->a, (size_t)d.t[m].size *
-		    sizeof(*tr->seed));
-		if (tr->seed == NULL)
-			return httpd_respond_err(s, c, 503, "server_error", "out of "
-			    "memory in the server", NULL);
-		for (i = 0; (t = json_at(&d, m, (unsigned)i)) >= 0; i++) {
-			if (json_str(&d, &c->a, json_get(&d, t, "role"),
-			    &role, NULL) != 0)
-				return httpd_respond_err(s, c, 400,
-				    "invalid_request_error", "each message "
-				    "needs a 'role'", NULL);
-			if (strcmp(role, "user") != 0 && strcmp(role,
-			    "assistant") != 0)
-				continue;	/* system, tool: ours rule */
-			if (openai_content_text(c, &d, json_get(&d, t, "content"),
-			    &str, &n) != 0) {
-				if (strcmp(role, "assistant") == 0)
-					continue;	/* only tool calls */
-				return httpd_respond_err(s, c, 400,
-				    "invalid_request_error", "a user message "
-				    "needs 'content': a string or text parts",
-				    NULL);
-			}
-			tr->seed[tr->nseed].role = role[0] == 'u' ? LLM_USER :
-			    LLM_ASSISTANT;
-			tr->seed[tr->nseed].s = str;
-			tr->seed[tr->nseed].n = n;
-			if (role[0] == 'u')
-				last = (int)tr->nseed;
-			tr->nseed++;
-		}
-		if (last < 0 || tr->seed[last].n == 0)
-			return httpd_respond_err(s, c, 400, "invalid_request_error",
-			    "no user message with text", NULL);
-		tr->input = tr->seed[last].s;
-		tr->inlen = tr->seed[last].n;
-		if (last > 0 && tr->seed[last - 1].role == LLM_ASSISTANT)
-			tr->prev = tr->seed[last - 1].s;
-		tr->nseed = (unsigned)last;	/* what came before it */
+		if (openai_messages(s, c, &d, m, 0) != 0)
+			return 0;
 		str = NULL;
 		if ((t = json_get(&d, 0, "user")) >= 0 &&
 		    json_str(&d, &c->a, t, &str, &n) == 0 && n > 0) {
@@ -153,9 +109,10 @@ parse_turn(struct srv *s, struct conn *c, int oai, int *bad)
 		}
 	}
 	if (HAVE_ORCH && openai_find_agent(s, c, tr->agent) != 0)
-		return httpd_respond_err(s, c, 404, oai ? "invalid_request_error" :
-		    "not_found", oai ? "no such model: GET /v1/models lists "
-		    "them" : "no such agent: GET /v1/models lists them", NULL);
+		return httpd_respond_err(s, c, 404, api != API_RUN ?
+		    "invalid_request_error" : "not_found", api != API_RUN ?
+		    "no such model: GET /v1/models lists them" : "no such "
+		    "agent: GET /v1/models lists them", NULL);
 	if (tr->agent != NULL && strcmp(tr->agent, "skillbox") == 0)
 		tr->agent = NULL;
 	/* A job's paused turn is no token's: a token that may use every
@@ -222,9 +179,14 @@ w_event(void *ctx, const struct agent_event *e)
 		worker_printf(w, "event: %s\ndata: ", e->type);
 		worker_write(w, e->json, e->n);
 		worker_write(w, "\n\n", 2);
-	} else if (w->kind == K_OAI_SSE && strcmp(e->type, "text") == 0 &&
-	    e->agent != NULL && strcmp(e->agent, "entry") == 0 && e->len > 0)
-		openai_chunk(w, e->text, e->len, NULL);
+	} else if ((w->kind == K_OAI_SSE || w->kind == K_RESP_SSE) &&
+	    strcmp(e->type, "text") == 0 && e->agent != NULL &&
+	    strcmp(e->agent, "entry") == 0 && e->len > 0) {
+		if (w->kind == K_RESP_SSE)
+			responses_delta(w, e->text, e->len);
+		else
+			openai_chunk(w, e->text, e->len, NULL);
+	}
 }
 
 /* see serve_int.h */
@@ -262,8 +224,10 @@ w_reply(struct wctx *w, struct agent *ag, enum agent_status st,
 		    "(serve.turn_memory, or memory)" : st == AG_LIMIT ?
 		    "a limit of the turn was reached (limits)" :
 		    "the turn failed";
-	if (!ok && w->kind == K_OAI_JSON) {
+	if (!ok && (w->kind == K_OAI_JSON || w->kind == K_RESP_JSON)) {
 		worker_error_json(w, &sb, final);
+	} else if (w->kind == K_RESP_JSON) {
+		responses_json(w, &sb, final, in, out);
 	} else {
 		json_writer_init(&j, &sb);
 		json_begin_obj(&j);
@@ -392,7 +356,7 @@ check_call(struct wctx *w, struct conn *c, struct agent *ag)
 	struct turnreq *tr = &c->tr;
 	const char *now = agent_asked(ag), *q = agent_question(ag), *msg;
 	char *call = tr->call;
-	int oai = c->kind == K_OAI_SSE || c->kind == K_OAI_JSON;
+	int oai = IS_OAI(c->kind);
 
 	if (!agent_approval(ag) || (oai ? !oai_yes(c, tr->input, tr->prev,
 	    &call) : !tr->decide))
@@ -422,9 +386,9 @@ worker(struct srv *s, struct conn *c, int wfd)
 	unsigned long in0 = 0, out0 = 0, in1 = 0, out1 = 0;
 	const char *final = NULL;
 	double cost;
-	char why[320], id[40];
+	char why[320], id[160];
 	unsigned i;
-	int e;
+	int e, resp = c->kind == K_RESP_SSE || c->kind == K_RESP_JSON;
 
 	worker_detach(s);
 	mem_set_limit(mem_used() + s->slice);
@@ -434,8 +398,11 @@ worker(struct srv *s, struct conn *c, int wfd)
 	w.tr = tr;
 	w.a = &c->a;
 	w.created = time(NULL);
-	snprintf(id, sizeof(id), "chatcmpl-%lld%u", w.created,
-	    (unsigned)getpid());
+	if (resp)
+		responses_id(&w, id, sizeof(id));
+	else
+		snprintf(id, sizeof(id), "chatcmpl-%lld%u", w.created,
+		    (unsigned)getpid());
 	w.id = id;
 	memset(&o, 0, sizeof(o));
 	o.session = tr->session;
@@ -467,8 +434,7 @@ worker(struct srv *s, struct conn *c, int wfd)
 		    "an answer (input)" : "the session waits on an approval "
 		    "(approve)");
 	/* An OpenAI client answers a question with its next message. */
-	if ((c->kind == K_OAI_SSE || c->kind == K_OAI_JSON) &&
-	    agent_question(ag) != NULL)
+	if (IS_OAI(c->kind) && agent_question(ag) != NULL)
 		tr->answer = 1;
 	if (tr->answer)
 		check_call(&w, c, ag);
@@ -476,9 +442,12 @@ worker(struct srv *s, struct conn *c, int wfd)
 		if (agent_seed(ag, tr->seed[i].role, tr->seed[i].s,
 		    tr->seed[i].n) != 0)
 			break;
-	if (c->kind == K_RUN_SSE || c->kind == K_OAI_SSE)
+	if (c->kind == K_RUN_SSE || c->kind == K_OAI_SSE || c->kind ==
+	    K_RESP_SSE)
 		worker_printf(&w, "200 text/event-stream %s\n", tr->shown ?
 		    tr->shown : "-");
+	if (c->kind == K_RESP_SSE)
+		responses_start(&w);
 	if (HAVE_ORCH)
 		agent_entry(ag, tr->agent, 0);
 	agent_usage(ag, &in0, &out0, &cost);
@@ -486,15 +455,16 @@ worker(struct srv *s, struct conn *c, int wfd)
 	    tr->answer ? agent_reply(ag, tr->input, tr->inlen, &final) :
 	    agent_turn(ag, tr->input, tr->inlen, &final);
 	agent_usage(ag, &in1, &out1, &cost);
-	if ((c->kind == K_OAI_SSE || c->kind == K_OAI_JSON) && st == AG_WAIT &&
-	    agent_approval(ag))
-		final = arena_printf(&c->a, "%s [call %s] Reply \"yes\" to "
+	/* A response may go on by previous_response_id alone, with no
+	 * message quoting the call: its yes names the call. */
+	if (IS_OAI(c->kind) && st == AG_WAIT && agent_approval(ag))
+		final = arena_printf(&c->a, "%s [call %s] Reply \"yes%s%s\" to "
 		    "approve it; anything else denies it.", final,
-		    agent_asked(ag));
+		    agent_asked(ag), resp ? " " : "", resp ? agent_asked(ag) :
+		    "");
 	/* Offline, the text is the answer (the notice that no skill
 	 * matches, or what the skill's script said): not a server fault. */
-	if ((c->kind == K_OAI_SSE || c->kind == K_OAI_JSON) && st == AG_FAIL &&
-	    agent_llm(ag) == NULL)
+	if (IS_OAI(c->kind) && st == AG_FAIL && agent_llm(ag) == NULL)
 		st = AG_OK;
 	if (c->kind == K_RUN_SSE)
 		worker_printf(&w, "event: done\ndata: {\"session\":\"%s\","
@@ -502,6 +472,8 @@ worker(struct srv *s, struct conn *c, int wfd)
 		    status_names[st]);
 	else if (c->kind == K_OAI_SSE)
 		openai_end(&w, st, final, in1 - in0, out1 - out0);
+	else if (c->kind == K_RESP_SSE)
+		responses_end(&w, st, final, in1 - in0, out1 - out0);
 	else
 		w_reply(&w, ag, st, final, in1 - in0, out1 - out0);
 	agent_close(ag);
@@ -561,11 +533,11 @@ worker_run_queue(struct srv *s)
 
 /* see serve_int.h */
 int
-worker_turn(struct srv *s, struct conn *c, int oai)
+worker_turn(struct srv *s, struct conn *c, enum api api)
 {
 	int bad;
 
-	if (parse_turn(s, c, oai, &bad) != 0 || bad)
+	if (parse_turn(s, c, api, &bad) != 0 || bad)
 		return 0;
 	if (got_term)
 		return httpd_respond_err(s, c, 503, "server_error", "the server is "
@@ -614,7 +586,7 @@ worker_relay_head(struct srv *s, struct conn *c)
 void
 worker_relay_died(struct srv *s, struct conn *c, int wst)
 {
-	char msg[160], b[320];
+	char msg[160], b[480];
 	int n;
 
 	if (WIFSIGNALED(wst))
@@ -636,6 +608,11 @@ worker_relay_died(struct srv *s, struct conn *c, int wst)
 	else if (c->kind == K_OAI_SSE)
 		n = snprintf(b, sizeof(b), "data: {\"error\":{\"message\":"
 		    "\"%s\",\"type\":\"server_error\"}}\n\n", msg);
+	else if (c->kind == K_RESP_SSE)
+		n = snprintf(b, sizeof(b), "event: error\ndata: {\"type\":"
+		    "\"error\",\"code\":\"server_error\",\"message\":\"%s\","
+		    "\"param\":null,\"error\":{\"message\":\"%s\",\"type\":"
+		    "\"server_error\"}}\n\n", msg, msg);
 	else {
 		c->close = 1;	/* a cut JSON reply: no last chunk */
 		c->chunked = 0;
