@@ -10,6 +10,7 @@
 #   make fuzz        short bounded fuzzing of the parsers (clang libFuzzer)
 #   make check       banned calls and cppcheck
 #   make bench       skillbox against an @openai/agents agent: tables, chart in build/bench
+#   make bench-short every step of the bench once, small counts (about a minute; CI)
 #   make run         build, validate and list the bundled skills
 #   make install     DESTDIR=dir: binary and bundled skills into a rootfs
 #   make package     .ipk, .apk (OpenWrt) and .deb in build/ARCH/pkg
@@ -123,7 +124,7 @@ $(B)/obj/cmd/cmd_version.o: CPPFLAGS += -DSKILLBOX_BUILD_DATE='"$(BUILD_DATE)"' 
 	-DBEARSSL_VERSION='"$(call pin_version,bearssl)"'
 
 .PHONY: FORCE all run install package test test-unit test-e2e test-busybox test-cross test-boot size size-check size-baseline \
-	fuzz check bench clean distclean setup vendor
+	fuzz check bench bench-short clean distclean setup vendor
 
 all: $(BIN)
 
@@ -275,6 +276,10 @@ fuzz:
 # npm), same mock LLM; prints Markdown tables, writes build/bench/.
 bench: $(BIN) $(SETUP_OK)
 	$(Q)MAKE="$(MAKE)" tools/bench/run $(BIN)
+# Every step once with the smallest counts: fails when one does, or when
+# a table is missing. No timing is checked.
+bench-short: $(BIN) $(SETUP_OK)
+	$(Q)MAKE="$(MAKE)" tools/bench/run --short $(BIN)
 
 check:
 	$(Q)sh tools/checksrc src/*/*.c src/*/*.h

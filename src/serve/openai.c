@@ -9,6 +9,7 @@
 
 #include "base/sha256.h"
 #include "config.h"
+#include "net/net.h"
 #include "session/slog.h"
 
 /* A model entry (a skill's name is escaped: the lenient loader takes
@@ -31,13 +32,9 @@ each_model(void *ctx, const struct skill *sk)
 {
 	struct skills_ctx *x = ctx;
 
-	if ((sk->flags & (SKILL_NO_MODEL | SKILL_OSKILL)) != SKILL_OSKILL ||
-	    !api_in_words(x->only, sk->name))
-		return 0;
-	if (x->find != NULL)
+	if ((sk->flags & (SKILL_NO_MODEL | SKILL_OSKILL)) == SKILL_OSKILL &&
+	    api_in_words(x->only, sk->name))
 		x->found |= strcmp(sk->name, x->find) == 0;
-	else
-		put_model(x->w, sk->name, x->created);
 	return 0;
 }
 
@@ -55,26 +52,106 @@ openai_find_agent(struct srv *s, struct conn *c, const char *name)
 	    -E_NOENT;
 }
 
+/* The orchestration skills /v1/models lists. Finding them parses every
+ * skill file (0.3 ms a request with the bundled skills, 30 times what
+ * /health costs), so their names are kept here and found again only when
+ * the skill files' fingerprint (a stat each) or the skills folders
+ * changed; the fingerprint is compared once a second at most, so a new,
+ * edited or removed skill shows within a second. Tokens are applied to
+ * the kept names on each request. */
+static struct {
+	struct sbuf	 roots;		/* the folders, each NUL-ended */
+	struct sbuf	 names;		/* each NUL-ended */
+	uint64_t	 stamp;
+	long long	 seen;		/* net_now_ms() of the last look */
+	int		 ok;
+} models;
+
+#define MODELS_LOOK_MS	1000
+
+static int
+keep_model(void *ctx, const struct skill *sk)
+{
+	(void)ctx;
+	if ((sk->flags & (SKILL_NO_MODEL | SKILL_OSKILL)) == SKILL_OSKILL)
+		sbuf_add(&models.names, sk->name, strlen(sk->name) + 1);
+	return models.names.err;
+}
+
+/* 1 when the configuration's skills folders are the kept ones. */
+static int
+same_roots(const struct cfg *cfg)
+{
+	const char *p = models.roots.p, *end = p + models.roots.len;
+	unsigned i;
+
+	for (i = 0; i < cfg->nskills; i++, p += strlen(p) + 1)
+		if (p >= end || strcmp(p, cfg->skills[i]) != 0)
+			return 0;
+	return p == end;
+}
+
+/* Keep the names current: 0, or -E_* (nothing is kept then). */
+static int
+models_fresh(struct srv *s)
+{
+	struct skill_reg reg;
+	long long now = net_now_ms();
+	uint64_t stamp = 0;
+	unsigned i;
+	int e;
+
+	if (models.ok && now - models.seen < MODELS_LOOK_MS &&
+	    same_roots(s->cfg))
+		return 0;
+	if ((e = skill_reg_init(&reg, s->cfg->skills, s->cfg->nskills, NULL,
+	    NULL)) == 0 && (e = skill_reg_stamp(&reg, &stamp)) == 0 &&
+	    models.ok && stamp == models.stamp && same_roots(s->cfg)) {
+		models.seen = now;
+		return 0;
+	}
+	sbuf_release(&models.roots);
+	sbuf_release(&models.names);
+	sbuf_init(&models.roots, NULL, 0);
+	sbuf_init(&models.names, NULL, 0);
+	models.ok = 0;
+	for (i = 0; e == 0 && i < s->cfg->nskills; i++)
+		sbuf_add(&models.roots, s->cfg->skills[i],
+		    strlen(s->cfg->skills[i]) + 1);
+	if (e == 0 && (e = models.roots.err) == 0)
+		e = skill_reg_each(&reg, keep_model, NULL);
+	skill_reg_free(&reg);
+	if (e != 0)
+		return e;
+	models.stamp = stamp;
+	models.seen = now;
+	models.ok = 1;
+	return 0;
+}
+
 /* see serve_int.h */
 int
 openai_models(struct srv *s, struct conn *c)
 {
-	struct skills_ctx x;
+	const char *only = c->tok >= 0 ? s->only[c->tok] : NULL, *p, *end;
 	struct json_writer w;
 	struct sbuf sb;
 
-	memset(&x, 0, sizeof(x));
+	if (HAVE_ORCH && models_fresh(s) != 0)
+		return httpd_respond_err(s, c, 503, "server_error", "cannot list the "
+		    "skills", NULL);
 	sbuf_init(&sb, &c->a, 0);
 	json_writer_init(&w, &sb);
 	json_begin_obj(&w);
 	json_kstr(&w, "object", "list");
 	json_key(&w, "data");
 	json_begin_arr(&w);
-	x.w = &w;
 	put_model(&w, "skillbox", s->started);	/* the default entry agent */
-	if (HAVE_ORCH && api_walk_skills(s, c, &x, each_model) < 0)
-		return httpd_respond_err(s, c, 503, "server_error", "cannot list the "
-		    "skills", NULL);
+	p = models.names.p;
+	end = HAVE_ORCH && p != NULL ? p + models.names.len : p;
+	for (; p < end; p += strlen(p) + 1)
+		if (api_in_words(only, p))
+			put_model(&w, p, s->started);
 	json_end_arr(&w);
 	json_end_obj(&w);
 	return api_send_json(s, c, &sb);

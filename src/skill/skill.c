@@ -502,19 +502,29 @@ skill_reg_scan(struct skill_reg *r)
 
 /* see skill.h */
 int
-skill_reg_refresh(struct skill_reg *r, int *changed)
+skill_reg_stamp(const struct skill_reg *r, uint64_t *stamp)
 {
 	struct arena tmp;
 	struct walk *w;
-	uint64_t stamp;
 
-	*changed = 0;
 	arena_init(&tmp, "refresh");
 	if ((w = walk_new(&tmp, r, W_STAMP)) == NULL)
 		return -E_NOMEM;
 	walk_roots(w);
-	stamp = w->stamp;
+	*stamp = w->stamp;
 	arena_reset(&tmp);
+	return 0;
+}
+
+/* see skill.h */
+int
+skill_reg_refresh(struct skill_reg *r, int *changed)
+{
+	uint64_t stamp;
+
+	*changed = 0;
+	if (skill_reg_stamp(r, &stamp) != 0)
+		return -E_NOMEM;
 	if (stamp == r->stamp)
 		return 0;
 	*changed = 1;

@@ -117,6 +117,11 @@ int	skill_reg_init(struct skill_reg *r, const char *const *roots,
  * empty, or the old one when it could be kept) or -E_LIMIT. */
 int	skill_reg_scan(struct skill_reg *r);
 
+/* The fingerprint of what a scan would find now, without parsing: the
+ * roots, and each skill file's path, mtime, size and inode (a stat
+ * each). Returns 0 or -E_NOMEM. */
+int	skill_reg_stamp(const struct skill_reg *r, uint64_t *stamp);
+
 /* Rescan when anything on disk changed since the last scan: a skill folder
  * added or removed, a skill file edited (mtime, size or inode). Sets
  * *changed. Returns as skill_reg_scan. */

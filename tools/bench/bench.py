@@ -7,7 +7,7 @@ and writes the figures as Markdown (report.md), raw samples (results.json)
 and gnuplot data (*.dat) into the output folder. Progress goes to stderr.
 
 usage: bench.py --bin BIN --peer DIR --mock-env FILE --work DIR --out DIR
-                [--top DIR] [--quick]
+                [--top DIR] [--quick | --short]
 """
 import argparse
 import json
@@ -532,15 +532,21 @@ def main():
     ap.add_argument("--sandbox", help="file with the sandbox bench table")
     ap.add_argument("--quick", action="store_true",
                     help="few runs, 100 turns: to try the bench out")
+    ap.add_argument("--short", action="store_true",
+                    help="every step once, smallest counts (make bench-short)")
     a = ap.parse_args()
     global SPAWN
     SPAWN = os.path.abspath(a.spawn)
     N = 3 if a.quick else 21		# one-turn pairs for cold start, wall, CPU
     NS = 2 if a.quick else 7		# pairs sampled for the tree RSS
     TURNS = 100 if a.quick else 1000
-    MARKS = sorted({10, 100, TURNS})
     CG_TURNS = 11
     COUNTS = (10, 100, 1000, 10000)
+    reps = lambda n: 5 if n >= 10000 else 11
+    if a.short:
+        N, NS, TURNS, CG_TURNS, COUNTS = 1, 1, 12, 3, (10, 100)
+        reps = lambda n: 1
+    MARKS = sorted({10, min(100, TURNS), TURNS})
     os.makedirs(a.out, exist_ok=True)
 
     S = Systems(a)
@@ -562,7 +568,7 @@ def main():
     R["treerss"] = pair_stats(sampled, "tree_rss_kb")
     R["script"] = {"wall_ms": median([r["wall_ms"] for r in turn["script"]]),
                    "cpu_ms": median([r["cpu_ms"] for r in turn["script"]]), "n": N}
-    R["discovery"] = discovery(S, COUNTS, lambda n: 5 if n >= 10000 else 11)
+    R["discovery"] = discovery(S, COUNTS, reps)
 
     # Memory growth: both conversations at once (timing is not reported
     # from them), with callgrind beside them.
@@ -626,7 +632,7 @@ def report(R, a):
         s = R[key]
         w(f"| {label} | {fmt(s['skillbox'], nd)} | {fmt(s['peer'], nd)} | "
           f"{s['ratio']:,.1f}× |")
-    for m in sorted({10, 100, T}):
+    for m in sorted({10, min(100, T), T}):
         w(f"| RSS after {m:,} turns in one process (KiB) | "
           f"{fmt(gm['skillbox'][m]['rss_kb'])} | {fmt(gm['peer'][m]['rss_kb'])} | "
           f"{ratio(gm['peer'][m]['rss_kb'], gm['skillbox'][m]['rss_kb'])} |")

@@ -12,8 +12,11 @@
 # tools/bench/run, or alone:
 #
 # usage: tools/bench/serve.sh BIN PEERDIR MOCKENV WORKDIR
+# BENCH_SHORT=1: 1-second wrk runs and 5 first bytes (make bench-short).
 set -euo pipefail
 BIN=$1 PEER=$2 MOCKENV=$3 W=$4
+D=3 NT=20 HALF=1.5
+if [ -n "${BENCH_SHORT:-}" ]; then D=1 NT=5 HALF=0.5; fi
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck disable=SC1090
 . "$MOCKENV"
@@ -63,15 +66,15 @@ tree_mem() {
 	done
 	echo "$r $p"
 }
-rps() { wrk -t1 -c8 -d3s "$1" | sed -n 's/^Requests\/sec:[ \t]*//p' | cut -d. -f1; }
-chat='{"model":"m","stream":true,"messages":[{"role":"user","content":"bench: what is using my disk?"}]}'
-slow='{"model":"m","stream":true,"messages":[{"role":"user","content":"bench: hold on"}]}'
+rps() { wrk -t1 -c8 -d${D}s "$1" | sed -n 's/^Requests\/sec:[ \t]*//p' | cut -d. -f1; }
+chat='{"model":"skillbox","stream":true,"messages":[{"role":"user","content":"bench: what is using my disk?"}]}'
+slow='{"model":"skillbox","stream":true,"messages":[{"role":"user","content":"bench: hold on"}]}'
 ttfb() {
 	local i=0
-	while [ $i -lt 20 ]; do
+	while [ $i -lt $NT ]; do
 		curl -s -o /dev/null -w '%{time_starttransfer}\n' -H 'Content-Type: application/json' -d "$chat" "$1/v1/chat/completions"
 		i=$((i + 1))
-	done | sort -n | sed -n 10p | awk '{printf "%.1f", $1 * 1000}'
+	done | sort -n | sed -n "$(((NT + 1) / 2))p" | awk '{printf "%.1f", $1 * 1000}'
 }
 turn_ok() { curl -s -H 'Content-Type: application/json' -d "${chat/\"stream\":true,/}" "$1/v1/chat/completions" | grep -q 'Bench answer'; }
 turn_ok "$SB" || { echo "serve.sh: skillbox serve gave no answer" >&2; exit 1; }
@@ -112,11 +115,11 @@ curl -s --cacert "$W/tls.pem" "$TU/health" | grep -q '"ok"' ||
     { echo "serve.sh: no answer over HTTPS" >&2; exit 1; }
 read -r idle_r _ <<<"$(tree_mem "$TPID")"
 keep=$(rps "$TU/health")
-wrk -t1 -c8 -d3s "$TU/health" >/dev/null &
-sleep 1.5
+wrk -t1 -c8 -d${D}s "$TU/health" >/dev/null &
+sleep $HALF
 read -r open_r _ <<<"$(tree_mem "$TPID")"
 wait $! 2>/dev/null || true
-fresh=$(wrk -t1 -c8 -d3s -H 'Connection: close' "$TU/health" |
+fresh=$(wrk -t1 -c8 -d${D}s -H 'Connection: close' "$TU/health" |
     sed -n 's/^Requests\/sec:[ \t]*//p' | cut -d. -f1)
 echo
 echo "| skillbox serve over HTTPS (EC P-256) | /health req/s, keep-alive | /health req/s, a handshake each | idle RSS KiB | RSS with 8 connections KiB |"
