@@ -535,10 +535,13 @@ body_feed(struct srv *s, struct conn *c)
 static int
 head_feed(struct srv *s, struct conn *c)
 {
-	size_t used;
+	size_t used, max = s->cfg->serve.head_max;
 	int e;
 
-	e = http_head_feed(&c->h, &c->a, c->in, c->in_len, &used);
+	/* The parser sees no byte past serve.head_max: what lies beyond is
+	 * 431 however the head came in, never a 400 for a line after it. */
+	e = http_head_feed(&c->h, &c->a, c->in, MIN(c->in_len, max -
+	    MIN(c->h.head_len, max)), &used);
 	if (e == -E_PART) {
 		/* the parser wants the partial line again: keep it */
 		memmove(c->in, c->in + used, c->in_len - used);
