@@ -273,7 +273,8 @@ ep_session(struct srv *s, struct conn *c, const char *name)
 /* The page is kept gzip-compressed: every browser takes it so, and a
  * client that sends no Accept-Encoding takes any coding (RFC 9110
  * 12.5.3: busybox wget saves it, `| gunzip` reads it). One that lists
- * codings without gzip is told. It may not be framed by another site. */
+ * codings without gzip is told. It may not be framed by another site;
+ * its icon is an empty data: URL (no request for /favicon.ico). */
 static int
 ep_page(struct srv *s, struct conn *c)
 {
@@ -287,9 +288,9 @@ ep_page(struct srv *s, struct conn *c)
 	return httpd_respond(s, c, 200, "text/html; charset=utf-8",
 	    (const char *)web_index_gz, WEB_INDEX_GZ_LEN,
 	    "Content-Encoding: gzip\r\nVary: Accept-Encoding\r\n"
-	    "Content-Security-Policy: default-src 'self'; script-src "
-	    "'unsafe-inline'; style-src 'unsafe-inline'; frame-ancestors "
-	    "'none'\r\nX-Frame-Options: DENY\r\n");
+	    "Content-Security-Policy: default-src 'self'; img-src data:; "
+	    "script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+	    "frame-ancestors 'none'\r\nX-Frame-Options: DENY\r\n");
 }
 
 /* see serve_int.h */

@@ -48,12 +48,21 @@ try {
 	process.exit(1);
 }
 
-const bad = [];	// uncaught errors in the page
+const bad = [];	// uncaught errors in the page, console errors and warnings
+let first = true;	// the first visit, before the token is remembered
 
 async function open(browser, viewport) {
 	const page = await browser.newPage();
 	await page.setViewport(viewport);
 	page.on('pageerror', (e) => bad.push(e.message));
+	// The one error expected: the 401 that tells the page a token is
+	// needed, on the first visit (Chromium logs every failed load).
+	page.on('console', (m) => {
+		if (/^(error|warn|warning|assert)$/.test(m.type()) &&
+		    !(token !== '' && first && / status of 401 /.test(
+		    m.text())))
+			bad.push('console ' + m.type() + ': ' + m.text());
+	});
 	page.on('dialog', (d) => {	/* model text that ran as markup */
 		bad.push('dialog: ' + d.message());
 		d.dismiss().catch(() => {});
@@ -117,6 +126,7 @@ async function run(browser) {
 		    (await text(page, '#sessions button')).join('; '));
 	}
 	await page.close();
+	first = false;
 
 	// A phone: the token is remembered, the list is a drawer, nothing is
 	// wider than the screen, the buttons are big enough to tap.
@@ -157,7 +167,7 @@ async function run(browser) {
 	if (shot)
 		await page.screenshot({ path: shot });
 	if (bad.length)
-		fail('script errors in the page: ' + bad.join('; '));
+		fail('errors in the page: ' + bad.join('; '));
 	return answer;
 }
 
