@@ -156,16 +156,19 @@ put_oneline(const char *s)
 }
 
 /* A configuration named (-c, $SKILLBOX_CONFIG): its skills folders (a
- * crew's skills among them), as run would load them. 0 or an exit status. */
+ * crew's skills among them), as run would load them; *named says there
+ * was one (a crew of no skills has none, not the defaults). 0 or an exit
+ * status. */
 static int
-config_roots(struct opts *o)
+config_roots(struct opts *o, int *named)
 {
 	const char *env = getenv("SKILLBOX_CONFIG");
 	struct cfg *c;
 	unsigned i;
 	int e;
 
-	if (app.config == NULL && (env == NULL || *env == '\0'))
+	*named = app.config != NULL || (env != NULL && *env != '\0');
+	if (!*named)
 		return 0;
 	if ((e = cmd_cfg_load(&c)) != 0)
 		return e;
@@ -177,12 +180,12 @@ config_roots(struct opts *o)
 static int
 load(struct opts *o, struct skill_reg *r, int scan)
 {
-	int e;
+	int e, named = 0;
 
-	if (o->nroots == 0 && (e = config_roots(o)) != 0)
+	if (o->nroots == 0 && (e = config_roots(o, &named)) != 0)
 		return e;
-	if (o->nroots == 0 && (e = cmd_default_roots("skills", o->roots,
-	    &o->nroots)) != 0)
+	if (o->nroots == 0 && !named && (e = cmd_default_roots("skills",
+	    o->roots, &o->nroots)) != 0)
 		return e;
 	skill_reg_init(r, o->roots, o->nroots, diag, o);
 	if (!scan)
