@@ -1151,8 +1151,9 @@ static int
 check_workspace(struct cfg_ld *l)
 {
 	const struct cfg *c = l->c;
-	const char *ws = real(l, c->workspace), *p[5 + CFG_MAX_DIRS];
-	const char *name[5 + CFG_MAX_DIRS];
+	const char *ws = real(l, c->workspace);
+	const char *p[5 + CFG_MAX_DIRS + CFG_CREW_DIRS];
+	const char *name[5 + CFG_MAX_DIRS + CFG_CREW_DIRS];
 	unsigned n = 0, i, nwritten;
 
 	if (ws == NULL)
@@ -1162,6 +1163,8 @@ check_workspace(struct cfg_ld *l)
 	name[n] = "commands_dir", p[n++] = real(l, c->commands_dir);
 	for (i = 0; i < c->nskills; i++)
 		name[n] = "a skills folder", p[n++] = real(l, c->skills[i]);
+	for (i = 0; i < c->ncrew_dirs; i++)	/* scripts run what is there */
+		name[n] = "a crew's folder", p[n++] = c->crew_dirs[i];
 	nwritten = n;
 	name[n] = "the configuration file", p[n++] = real(l, l->file);
 	name[n] = "state_dir", p[n++] = real(l, c->state_dir);

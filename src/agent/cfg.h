@@ -126,8 +126,8 @@
  *	  compact_at: 64k             # rewrite the journal above this size
  *
  * The workspace may not hold the configuration, the state folder, the
- * CA file, a skills folder or the commands folder, nor lie inside a
- * skills or commands folder: the model writes there.
+ * CA file, a skills folder, a crew's folder or the commands folder, nor
+ * lie inside a skills, crew or commands folder: the model writes there.
  *
  * A .skilled_crew.yaml (version "1.x") names agents, each with an
  * instructionsPath (an AGENTS.md), skills ({name, folderPath}) and
@@ -138,6 +138,9 @@
  * skills' agents; commands ({name, filePath}) are .command.md files.
  * Not run: other agents' instructions, codeWorkerPath (an error on the
  * entry agent), script_runtime container (scripts run in the sandbox).
+ * A folder that holds a crew's skills/ folder (DIR of DIR/skills/NAME,
+ * made real; never / nor $HOME) is the crew's own: its scripts and MCP
+ * servers may read and run what is there (crew_dirs), never write it.
  * Given as the configuration itself (-c X.skilled_crew.yaml), the model
  * is $SKILLET_MODEL_RUNNER, else the AGENTS.md front-matter's, else
  * openai/gpt-4.1-nano: "openai/M" is provider openai, model M, at
@@ -163,6 +166,7 @@ struct mcp_server;
 #define CFG_MAX_DIRS	16
 #define CFG_MAX_LIST	16
 #define CFG_MAX_PRICES	16
+#define CFG_CREW_DIRS	4	/* folders holding a crew's skills/ */
 #define CFG_MAX_KEYS	90	/* keys with a source (cfg_source) */
 #define CFG_FILE_MAX	(256u << 10)	/* skillbox.yaml */
 #define CFG_AGENTS_MAX	(64u << 10)	/* agents_file */
@@ -262,6 +266,9 @@ struct cfg {
 		const char	*skill, *agent, *text;
 	}		 roles[CFG_MAX_DIRS];	/* other crew agents' */
 	unsigned	 nroles;		/* instructions, by skill */
+	const char	*crew_dirs[CFG_CREW_DIRS];	/* a crew's own folders,
+					 * which its scripts read and run */
+	unsigned	 ncrew_dirs;
 };
 
 /* The defaults, with no file and no environment: the skills folders

@@ -3,6 +3,7 @@
  * into struct cfg (see cfg.h for the file and what is read). */
 #include "agent/crew.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -372,6 +373,55 @@ crew_agent(struct cfg_ld *l, const struct fm_node *ag, int entry,
 	}
 }
 
+/* The folders that hold the crew's skills/ folders (DIR of
+ * DIR/skills/NAME, made real): its scripts share the code there
+ * (skilled_crew's `npx tsx ../../_src/todo_script.ts`). Not / nor a
+ * folder that holds $HOME: skills in ~/skills would open all of it. */
+static int
+crew_dirs(struct cfg_ld *l, const char *path)
+{
+	struct cfg *c = l->c;
+	const char *h = getenv("HOME");
+	char buf[PATH_MAX], home[PATH_MAX], *s;
+	unsigned i, k;
+	size_t n;
+
+	if (h == NULL || realpath(h, home) == NULL)
+		home[0] = '\0';
+	for (i = 0; i < c->nskills; i++) {
+		if (realpath(c->skills[i], buf) == NULL ||
+		    (s = strrchr(buf, '/')) == NULL)
+			continue;
+		*s = '\0';
+		if ((s = strrchr(buf, '/')) == NULL || strcmp(s + 1, "skills"))
+			continue;
+		*s = '\0';
+		n = strlen(buf);
+		if (n == 0 || (home[0] != '\0' && strncmp(home, buf, n) == 0 &&
+		    (home[n] == '\0' || home[n] == '/'))) {
+			log_warn("%s: %s: its crew folder holds your home "
+			    "folder: not opened to the crew's scripts", path,
+			    c->skills[i]);
+			continue;
+		}
+		for (k = 0; k < c->ncrew_dirs && strcmp(c->crew_dirs[k], buf);
+		    k++)
+			;
+		if (k < c->ncrew_dirs)
+			continue;
+		if (k == CFG_CREW_DIRS) {
+			log_warn("%s: %s: skills in more than %d crew folders: "
+			    "%s not opened to the crew's scripts", path,
+			    c->skills[i], CFG_CREW_DIRS, buf);
+			continue;
+		}
+		if ((c->crew_dirs[c->ncrew_dirs++] = arena_strdup(l->a, buf)) ==
+		    NULL)
+			return -E_NOMEM;
+	}
+	return 0;
+}
+
 /* see crew.h */
 int
 crew_load(struct cfg_ld *l, const char *path, int alone)
@@ -457,7 +507,12 @@ crew_load(struct cfg_ld *l, const char *path, int alone)
 		return -E_NOMEM;
 	if (nv > 0)
 		memcpy((void *)c->mcp, v, nv * sizeof(*v));
+	if (nv > c->nmcp)
+		cfg_set_src(c, "mcp_servers", path);
 	c->nmcp = nv;
+	c->ncrew_dirs = 0;
+	if ((e = crew_dirs(l, path)) != 0)
+		return e;
 	cfg_set_src(c, "skills", path);
 	cfg_set_src(c, "crew", l->c->file);
 	cfg_set_src(c, "agents_file", path);

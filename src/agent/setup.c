@@ -132,6 +132,8 @@ agent_new(struct arena *perm, const struct cfg *c, const struct agent_opts *o,
 			    "off", w, strerror(errno));
 	}
 	sbx_policy_defaults(&ag->base);
+	ag->base.crew = c->crew_dirs;	/* the crew's code, read and run */
+	ag->base.ncrew = c->ncrew_dirs;
 	for (i = 0; i < c->sandbox.nallow; i++)
 		ag->host_allow |= perm_of(c->sandbox.allow[i]);
 	for (i = 0; i < c->sandbox.ndeny; i++)

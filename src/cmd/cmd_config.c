@@ -198,17 +198,45 @@ put_prices(struct out *o)
 	end(o, "prices");
 }
 
-/* The MCP servers by name (a crew's among them). */
+/* The MCP servers (a crew's among them), each with its command line:
+ * "NAME: PROG ARG..." in text, {"name", "command": [...]} in JSON. */
 static void
 put_mcp(struct out *o)
 {
 	const struct cfg *c = o->c;
-	const char **v = arena_alloc(&app.perm, (c->nmcp + 1) * sizeof(*v));
+	const char *const *a;
 	unsigned i;
 
-	for (i = 0; v != NULL && i < c->nmcp; i++)
-		v[i] = c->mcp[i].name;
-	put_list(o, "mcp_servers", v, v != NULL ? c->nmcp : 0, "none");
+	begin(o, "mcp_servers");
+	if (o->json)
+		json_begin_arr(&o->w);
+	else
+		sbuf_adds(&o->sb, c->nmcp == 0 ? "none" : "[");
+	for (i = 0; i < c->nmcp; i++) {
+		if (o->json) {
+			json_begin_obj(&o->w);
+			json_kstr(&o->w, "name", c->mcp[i].name);
+			json_key(&o->w, "command");
+			json_begin_arr(&o->w);
+		} else
+			sbuf_printf(&o->sb, "%s%s:", i ? ", " : "",
+			    c->mcp[i].name);
+		for (a = c->mcp[i].argv; *a != NULL; a++) {
+			if (o->json)
+				json_put_str(&o->w, *a);
+			else
+				sbuf_printf(&o->sb, " %s", *a);
+		}
+		if (o->json) {
+			json_end_arr(&o->w);
+			json_end_obj(&o->w);
+		}
+	}
+	if (o->json)
+		json_end_arr(&o->w);
+	else if (c->nmcp > 0)
+		sbuf_addc(&o->sb, ']');
+	end(o, "mcp_servers");
 }
 
 static void

@@ -220,8 +220,8 @@ run_child(const struct child *c)
 	if (c->want & SBX_L_NETNS)
 		layer(&rep, SBX_L_NETNS, netns());
 	if ((c->want & SBX_L_LANDLOCK) && (rs = sbx_landlock_prepare(c->root,
-	    c->ws, c->tmp, c->reads, c->nreads, c->abi, !!(c->want &
-	    SBX_L_LANDLOCK_NET))) < 0)
+	    c->ws, c->tmp, c->reads, c->nreads, p->crew, p->ncrew, c->abi,
+	    !!(c->want & SBX_L_LANDLOCK_NET))) < 0)
 		layer(&rep, SBX_L_LANDLOCK, -rs);
 	if (c->want & SBX_L_USERDROP) {
 		/* Our pipes, so that /dev/stdout can be opened again. */

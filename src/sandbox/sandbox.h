@@ -91,6 +91,11 @@ struct sbx_policy {
 	unsigned	 nreads;
 	const char	*groups[SBX_MAX_GROUPS];
 	unsigned	 ngroups;
+	/* A crew's own folders (absolute), read and run, never written, by
+	 * every script whatever its allowed-tools: the code and
+	 * node_modules its skills share (`npx tsx ../../_src/x.ts`). */
+	const char *const *crew;
+	unsigned	 ncrew;
 	/* Started as root, scripts run as uid/gid; uid 0 means SBX_NOBODY
 	 * unless as_root, the explicit opt-in to run them as root (then
 	 * reported as "AS-ROOT" in every confinement string). */

@@ -38,16 +38,17 @@ int	sbx_rlimit_data_works(void);
  * this kernel, -EOPNOTSUPP: disabled at boot). */
 int	sbx_landlock_abi(void);
 
-/* The ruleset for this process: read and execute the system folders and
- * the skill folder `root` (never write it), read the nreads `reads` (a
- * skill's Read(/PATH)), read and write the workspace `ws`, tmp and
+/* The ruleset for this process: read and execute the system folders, the
+ * skill folder `root` and the ncrew `crew` folders (never write them),
+ * read the nreads `reads` (a skill's Read(/PATH)), read and write the workspace `ws`, tmp and
  * /dev/null (paths absolute; ws and tmp may be NULL); with
  * cut_net (ABI 4+) no TCP bind or connect. Made before the uid drop, so
  * that what it names is reachable whatever the script's user may open. A
  * system folder that does not exist is skipped; any other failure fails
  * the whole layer. Returns the ruleset fd or -errno. */
 int	sbx_landlock_prepare(const char *root, const char *ws, const char *tmp,
-	    const char *const *reads, unsigned nreads, int abi, int cut_net);
+	    const char *const *reads, unsigned nreads, const char *const *crew,
+	    unsigned ncrew, int abi, int cut_net);
 
 /* Restrict this process to the ruleset rs (closed here). Needs
  * no_new_privs (or CAP_SYS_ADMIN). Returns 0 or -errno. */

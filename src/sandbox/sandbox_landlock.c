@@ -114,7 +114,8 @@ allow(int rs, const char *path, uint64_t access, uint64_t handled, int must)
 /* see sandbox_int.h */
 int
 sbx_landlock_prepare(const char *root, const char *ws, const char *tmp,
-    const char *const *reads, unsigned nreads, int abi, int cut_net)
+    const char *const *reads, unsigned nreads, const char *const *crew,
+    unsigned ncrew, int abi, int cut_net)
 {
 	struct ll_ruleset ra = { (FS_MAKE_SYM << 1) - 1, 0, 0 };
 	const char *p;
@@ -140,6 +141,8 @@ sbx_landlock_prepare(const char *root, const char *ws, const char *tmp,
 	 * skipped like an optional system folder. */
 	for (i = 0; i < nreads && e == 0; i++)
 		e = allow(rs, reads[i], RO, ra.fs, 0);
+	for (i = 0; i < ncrew && e == 0; i++)
+		e = allow(rs, crew[i], RX, ra.fs, 0);
 	if (e == 0)
 		e = allow(rs, root, RX, ra.fs, 1);
 	if (e == 0 && ws != NULL)

@@ -50,7 +50,7 @@ struct conn {
 	int		 changed;	/* it said tools/list_changed */
 	unsigned	 relists;
 	const char	*conf;		/* confinement, in perm */
-	char		 why[200];
+	char		 why[400];
 };
 
 struct mcp {
@@ -498,6 +498,22 @@ list_tools(struct mcp *m, struct conn *c, struct arena *a)
 	return 0;
 }
 
+/* A server without the network that exited or kept silent at the
+ * handshake: say that it may need the network, which `npx PKG` does to
+ * fetch a package it does not find installed. */
+static void
+no_net(struct conn *c)
+{
+	const char *b = strrchr(c->s->argv[0], '/');
+	size_t n = strlen(c->why);
+
+	b = b != NULL ? b + 1 : c->s->argv[0];
+	snprintf(c->why + n, sizeof(c->why) - n, "; it may need the network, "
+	    "and the sandbox gives server %s none%s", c->s->name,
+	    strcmp(b, "npx") == 0 ? ": npx fetches a package it does not "
+	    "find installed (npm install it where the server runs)" : "");
+}
+
 /* Start server c (again) in this process when it is not up. */
 static int
 start(struct mcp *m, struct conn *c, struct arena *a)
@@ -573,7 +589,10 @@ start(struct mcp *m, struct conn *c, struct arena *a)
 	fcntl(c->p.err, F_SETFL, O_NONBLOCK);
 	sbuf_init(&c->in, NULL, MCP_LINE_MAX + 1);
 	c->why[0] = '\0';
-	if ((e = handshake(c, a)) == 0 && !c->listed)
+	if ((e = handshake(c, a)) == -E_TIMEOUT || e == -E_IO) {
+		if (!(p.perms & SBX_NET))
+			no_net(c);
+	} else if (e == 0 && !c->listed)
 		e = list_tools(m, c, a);
 	if (e != 0 && c->up == 1)
 		down(c, NULL);

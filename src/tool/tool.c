@@ -386,7 +386,8 @@ t_read_skill_file(struct call *c, const char *prefix)
 
 /* Describe a sandbox run for the model as JSON. A failed run of a skill
  * without network says so: otherwise the model sees only a DNS error and
- * retries. */
+ * retries. So does one refused a unix socket (seccomp's EACCES): tsx's
+ * command line (npx tsx) talks to its node over one. */
 static int
 run_result(struct call *c, const struct sbx_policy *p,
     const struct sbx_result *r)
@@ -416,9 +417,14 @@ run_result(struct call *c, const struct sbx_policy *p,
 		json_key(&w, "stderr");
 		json_put_strn(&w, r->err, r->err_len);
 	}
-	if ((r->status != 0 || r->signal) && !(p->perms & SBX_NET)) {
+	if ((r->status != 0 || r->signal) && !(p->perms & SBX_NET))
 		json_kstr(&w, "sandbox", tool_no_net_note);
-	}
+	if ((r->status != 0 || r->signal) && (r->layers & SBX_L_SECCOMP_UNIX) &&
+	    r->err != NULL && strstr(r->err, "EACCES") != NULL)
+		json_kstr(&w, "sandbox_unix", "note: this skill may not open "
+		    "unix sockets (no UnixSocket in its allowed-tools): an "
+		    "EACCES on a socket, listen or connect is the sandbox "
+		    "(npx tsx needs UnixSocket)");
 	json_end_obj(&w);
 	if (json_writer_err(&w) != 0)
 		return c->nomem = -E_NOMEM;
