@@ -17,6 +17,8 @@
 //   ERROR_MODEL       a model name for which the server's turn fails; enables
 //                     the error checks (else they print `ok ... (skipped)`)
 //   CHECK_TIMEOUT_MS  time bound of one check (default 20000)
+//   QUICK_PROMPT      what the keep-alive checks ask (default the disk
+//                     question), for a server that answers it slowly
 //   CHECKS            comma list of the checks to run (default all), e.g.
 //                     CHECKS=error_stream,error_no_retry against a server
 //                     whose every turn fails (it ignores `model`)
@@ -83,11 +85,11 @@ const { APIError, AuthenticationError } = OpenAI;
 let failed = 0;
 let MODEL = 'skillbox';
 const MESSAGES = [{ role: 'user', content: 'what is using my disk?' }];
-// For the checks that run many turns: an offline server answers it from
-// sysinfo in a fifth of a second, where the disk question runs du over /
-// (nearly 2 s a turn on a build machine, which 20 turns under load made
-// run past the check's time).
-const QUICK = [{ role: 'user', content: 'how much memory is free?' }];
+// For the checks that run many turns, QUICK_PROMPT when set: an offline
+// server answers the disk question with du over / (nearly 2 s a turn on a
+// build machine, which 20 turns under load ran past the check's time).
+const QUICK = process.env.QUICK_PROMPT ?
+    [{ role: 'user', content: process.env.QUICK_PROMPT }] : MESSAGES;
 
 function client(opts = {}) {
 	return new OpenAI({
