@@ -92,6 +92,10 @@ drain_err(struct conn *c)
 static void
 down(struct conn *c, const char *why)
 {
+	/* What it wrote before it went is in the pipe still: a server that
+	 * exits closes stdout at once, and the poll may see that first. */
+	if (why != NULL && c->p.err >= 0)
+		drain_err(c);
 	if (c->owner == getpid())
 		(void)sbx_proc_end(&c->p, 200);
 	else {		/* our parent's: leave it to the parent */
