@@ -10,7 +10,9 @@
  * repetition operators: glibc's matcher takes seconds on a+++++++++, which
  * is glibc's time, not a finding (ours is linear). Nor one whose counted
  * repetitions multiply past a thousand copies: glibc builds every copy of
- * (){164}{164} and runs out of memory. Nor one with a newline in it:
+ * (){164}{164} and runs out of memory. Nor one that stacks repetitions
+ * (a+{3}, (x)+{164}: POSIX leaves them undefined, and glibc's matcher took
+ * over 10 s on the second). Nor one with a newline in it:
  * glibc lets $ match before a newline of the text without REG_NEWLINE
  * ($\n finds "0\n"), where POSIX, musl and ours match $ at the end only.
  */
@@ -36,6 +38,17 @@ repeats(const char *p)
 	for (; *p != '\0'; p++)
 		n += strchr("*+?{", *p) != NULL;
 	return n;
+}
+
+/* Two repetition operators in a row, outside brackets or not (a guess
+ * that errs towards not comparing). */
+static int
+stacked(const char *p)
+{
+	for (; *p != '\0' && p[1] != '\0'; p++)
+		if (strchr("*+?}", *p) != NULL && strchr("*+?{", p[1]) != NULL)
+			return 1;
+	return 0;
 }
 
 /* The product of the counts in { } (the larger of m and n), capped. */
@@ -85,7 +98,7 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	if (e == 0) {
 		ours = ere_match(&re, &a, text, strlen(text));
 		CHECK(ours == 0 || ours == 1);
-		if (repeats(pat) <= 6 && copies(pat) <= 1000 &&
+		if (repeats(pat) <= 6 && copies(pat) <= 1000 && !stacked(pat) &&
 		    strchr(pat, '\n') == NULL &&
 		    regcomp(&lre, pat, REG_EXTENDED | REG_NOSUB) == 0) {
 			theirs = regexec(&lre, text, 0, NULL, 0) == 0;
