@@ -45,6 +45,7 @@ anchors(void)
 	T(m("(^a|b)c", "xac") == 0);
 	T(m("^$", "") == 1);
 	T(m("$\n", "0\n") == 0);		/* $ is the end, not a newline */
+	T(m(".+^", "\nz") == 0);		/* ^ is the start, not after one */
 	T(m("(){164}{164}x", "x") == 1);	/* 26,896 empty copies */
 }
 
