@@ -15,7 +15,9 @@
  * over 10 s on the second). Nor one with a newline in the pattern or
  * the text: glibc lets $ match before a newline and ^ after one without
  * REG_NEWLINE ($\n finds "0\n", .+^ finds "\nz"), where POSIX, musl and
- * ours match them at the ends only.
+ * ours match them at the ends only. Nor one with ^ or $ anywhere but
+ * first and last: glibc found x(y|(z|/)|^v)+u in "xyzvzvu", where musl and
+ * ours do not (test_ere checks such anchors against what POSIX says).
  */
 #include <regex.h>
 #include <stdlib.h>
@@ -50,6 +52,16 @@ stacked(const char *p)
 		if (strchr("*+?}", *p) != NULL && strchr("*+?{", p[1]) != NULL)
 			return 1;
 	return 0;
+}
+
+/* ^ or $ inside the pattern, not as its first or last byte. */
+static int
+inner_anchor(const char *p)
+{
+	size_t n = strlen(p);
+
+	return n > 2 && (memchr(p + 1, '^', n - 1) != NULL ||
+	    memchr(p, '$', n - 1) != NULL);
 }
 
 /* The product of the counts in { } (the larger of m and n), capped. */
@@ -100,6 +112,7 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		ours = ere_match(&re, &a, text, strlen(text));
 		CHECK(ours == 0 || ours == 1);
 		if (repeats(pat) <= 6 && copies(pat) <= 1000 && !stacked(pat) &&
+		    !inner_anchor(pat) &&
 		    strchr(pat, '\n') == NULL && strchr(text, '\n') == NULL &&
 		    regcomp(&lre, pat, REG_EXTENDED | REG_NOSUB) == 0) {
 			theirs = regexec(&lre, text, 0, NULL, 0) == 0;

@@ -46,6 +46,7 @@ anchors(void)
 	T(m("^$", "") == 1);
 	T(m("$\n", "0\n") == 0);		/* $ is the end, not a newline */
 	T(m(".+^", "\nz") == 0);		/* ^ is the start, not after one */
+	T(m("x(y|(z|/)|^v)+u", "xyzvzvu") == 0);	/* ^v only at the start */
 	T(m("(){164}{164}x", "x") == 1);	/* 26,896 empty copies */
 }
 
