@@ -18,6 +18,8 @@
  * ours match them at the ends only. Nor one with ^ or $ anywhere but
  * first and last: glibc found x(y|(z|/)|^v)+u in "xyzvzvu", where musl and
  * ours do not (test_ere checks such anchors against what POSIX says).
+ * Nor one with more than 8 alternatives: glibc took over 20 s on a group
+ * of 50 empty ones repeated {4,}, ours 0 ms.
  */
 #include <regex.h>
 #include <stdlib.h>
@@ -40,6 +42,16 @@ repeats(const char *p)
 
 	for (; *p != '\0'; p++)
 		n += strchr("*+?{", *p) != NULL;
+	return n;
+}
+
+static int
+alternatives(const char *p)
+{
+	int n = 0;
+
+	for (; *p != '\0'; p++)
+		n += *p == '|';
 	return n;
 }
 
@@ -112,7 +124,7 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		ours = ere_match(&re, &a, text, strlen(text));
 		CHECK(ours == 0 || ours == 1);
 		if (repeats(pat) <= 6 && copies(pat) <= 1000 && !stacked(pat) &&
-		    !inner_anchor(pat) &&
+		    !inner_anchor(pat) && alternatives(pat) <= 8 &&
 		    strchr(pat, '\n') == NULL && strchr(text, '\n') == NULL &&
 		    regcomp(&lre, pat, REG_EXTENDED | REG_NOSUB) == 0) {
 			theirs = regexec(&lre, text, 0, NULL, 0) == 0;
