@@ -31,29 +31,19 @@
 
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { setMaxListeners } from 'node:events';
+import { CheckError, PEERS, TIMEOUT, args, assert, check, describe, finish,
+    short, skipped } from './sdk_lib.mjs';
 
-const [BASE_ARG, TOKEN_ARG] = process.argv.slice(2);
-if (!BASE_ARG || TOKEN_ARG === undefined) {
-	console.error('usage: node serve_openai.mjs BASE_URL TOKEN');
-	process.exit(2);
-}
-const BASE = BASE_ARG.replace(/\/+$/, '');
-const TOKEN = TOKEN_ARG;
-const TIMEOUT = Number(process.env.CHECK_TIMEOUT_MS) || 20000;
+const { BASE, TOKEN } = args('serve_openai.mjs');
 const ERROR_MODEL = process.env.ERROR_MODEL || '';
-const ONLY = (process.env.CHECKS || '').split(',').filter(Boolean);
-const wanted = (name) => ONLY.length === 0 || ONLY.includes(name);
-const TOP = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 function loadSDK() {
 	const dirs = [];
 	if (process.env.OPENAI_SDK_DIR)
 		dirs.push(process.env.OPENAI_SDK_DIR);
-	dirs.push(join(TOP, 'tools/peers/node_modules'));
+	dirs.push(PEERS);
 	const errs = [];
 	for (const d of dirs) {
 		try {
@@ -82,7 +72,6 @@ function loadSDK() {
 const { OpenAI, version: SDK_VERSION } = loadSDK();
 const { APIError, AuthenticationError } = OpenAI;
 
-let failed = 0;
 let MODEL = 'skillbox';
 const MESSAGES = [{ role: 'user', content: 'what is using my disk?' }];
 // For the checks that run many turns, QUICK_PROMPT when set: an offline
@@ -100,66 +89,6 @@ function client(opts = {}) {
 		timeout: TIMEOUT,
 		...opts,
 	});
-}
-
-function skipped(name, why) {
-	if (wanted(name))
-		console.log(`ok ${name} (skipped: ${why})`);
-}
-
-class CheckError extends Error {}
-function assert(cond, msg) {
-	if (!cond)
-		throw new CheckError(msg);
-}
-
-const short = (v) => {
-	let s;
-	try { s = typeof v === 'string' ? v : JSON.stringify(v); }
-	catch { s = String(v); }
-	if (s === undefined)
-		s = String(v);
-	return s.length > 300 ? s.slice(0, 300) + '...' : s;
-};
-
-function describe(e) {
-	if (e instanceof CheckError)
-		return e.message;
-	let s = `${e?.constructor?.name || 'Error'}: ${e?.message ?? e}`;
-	if (e?.status !== undefined)
-		s += ` (status ${e.status})`;
-	// fetch errors hide the socket error two causes down.
-	for (let c = e?.cause, i = 0; c && i < 4; c = c.cause, i++)
-		s += ` [cause: ${c.code ? c.code + ' ' : ''}${c.message ?? c}]`;
-	return s.replace(/\s+/g, ' ');
-}
-
-// Run one check, bounded in time: fn gets an AbortSignal to hand to every
-// request, and the check fails if it has not settled when the time is up.
-// A check may return a note, printed after `ok NAME`.
-async function check(name, fn, ms = TIMEOUT) {
-	if (!wanted(name))
-		return;
-	const ac = new AbortController();
-	// Every request of a check adds a listener to the one signal.
-	setMaxListeners(1000, ac.signal);
-	let timer;
-	const late = new Promise((_, rej) => {
-		timer = setTimeout(() => {
-			ac.abort(new Error(`timed out after ${ms} ms`));
-			rej(new CheckError(`timed out after ${ms} ms`));
-		}, ms);
-	});
-	try {
-		const note = await Promise.race([fn(ac.signal), late]);
-		console.log(`ok ${name}${note ? ' ' + note : ''}`);
-	} catch (e) {
-		failed++;
-		console.log(`not ok ${name}: ${describe(e)}`);
-	} finally {
-		clearTimeout(timer);
-		ac.abort();
-	}
 }
 
 function checkUsage(u, where) {
@@ -414,4 +343,4 @@ await check('keepalive_stream', async (signal) => {
 	}
 }, TIMEOUT * 3);
 
-process.exit(failed ? 1 : 0);
+finish();

@@ -17,25 +17,15 @@
 // (a comma list of the checks to run), PROMPT, ERROR_INPUT.
 
 import { createRequire } from 'node:module';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { setMaxListeners } from 'node:events';
+import { dirname, join } from 'node:path';
+import { CheckError, PEERS, TIMEOUT, args, assert, check, checkHooks,
+    describe, fail, finish, short } from './sdk_lib.mjs';
 
-const [BASE_ARG, TOKEN_ARG] = process.argv.slice(2);
-if (!BASE_ARG || TOKEN_ARG === undefined) {
-	console.error('usage: node serve_responses.mjs BASE_URL TOKEN');
-	process.exit(2);
-}
-const BASE = BASE_ARG.replace(/\/+$/, '');
-const TOKEN = TOKEN_ARG;
+const { BASE, TOKEN } = args('serve_responses.mjs');
 const KEY = TOKEN || 'no-token';
-const TIMEOUT = Number(process.env.CHECK_TIMEOUT_MS) || 20000;
 const PROMPT = process.env.PROMPT || 'what is using my disk?';
 const ERROR_INPUT = process.env.ERROR_INPUT || 'server broke';
-const ONLY = (process.env.CHECKS || '').split(',').filter(Boolean);
-const wanted = (name) => ONLY.length === 0 || ONLY.includes(name);
-const TOP = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const NM = join(TOP, 'tools/peers/node_modules');
+const NM = PEERS;
 
 const req = createRequire(join(NM, 'noop.js'));
 function load(name, from = req) {
@@ -83,56 +73,11 @@ globalThis.AI_SDK_LOG_WARNINGS = (ws) => {
 		warnings.push(`ai sdk: ${JSON.stringify(w)}`);
 };
 
-let failed = 0;
-class CheckError extends Error {}
-function assert(cond, msg) {
-	if (!cond)
-		throw new CheckError(msg);
-}
-const short = (v) => {
-	let s;
-	try { s = typeof v === 'string' ? v : JSON.stringify(v); }
-	catch { s = String(v); }
-	s ??= String(v);
-	return s.length > 300 ? s.slice(0, 300) + '...' : s;
-};
-function describe(e) {
-	if (e instanceof CheckError)
-		return e.message;
-	let s = `${e?.constructor?.name || 'Error'}: ${e?.message ?? e}`;
-	if (e?.status !== undefined)
-		s += ` (status ${e.status})`;
-	for (let c = e?.cause, i = 0; c && i < 4; c = c.cause, i++)
-		s += ` [cause: ${c.code ? c.code + ' ' : ''}${c.message ?? c}]`;
-	return s.replace(/\s+/g, ' ');
-}
-
-// One check, bounded in time; fn gets an AbortSignal for its requests.
-async function check(name, fn, ms = TIMEOUT) {
-	if (!wanted(name))
-		return;
-	const ac = new AbortController();
-	setMaxListeners(1000, ac.signal);
-	let timer;
-	const late = new Promise((_, rej) => {
-		timer = setTimeout(() => {
-			ac.abort(new Error(`timed out after ${ms} ms`));
-			rej(new CheckError(`timed out after ${ms} ms`));
-		}, ms);
-	});
-	warnings = [];
-	try {
-		const note = await Promise.race([fn(ac.signal), late]);
-		assert(warnings.length === 0, `warnings: ${short(warnings)}`);
-		console.log(`ok ${name}${note ? ' ' + note : ''}`);
-	} catch (e) {
-		failed++;
-		console.log(`not ok ${name}: ${describe(e)}`);
-	} finally {
-		clearTimeout(timer);
-		ac.abort();
-	}
-}
+// The runner clears the warnings before each check and fails it on any.
+checkHooks({
+	start: () => { warnings = []; },
+	settled: () => assert(warnings.length === 0, `warnings: ${short(warnings)}`),
+});
 
 const oa = new OpenAI({ baseURL: BASE + '/v1', apiKey: KEY, maxRetries: 0,
     timeout: TIMEOUT });
@@ -168,8 +113,8 @@ await check('reply', async (signal) => {
 	    `${version('@openai/agents')} on openai ${version('openai', areq)})`;
 });
 if (typeof REPLY !== 'string') {
-	console.log('not ok: no reply to compare with');
-	process.exit(1);
+	fail('no reply to compare with');
+	finish();
 }
 
 await check('create', async (signal) => {
@@ -390,4 +335,4 @@ await check('agents_run_stream', async (signal) => {
 	assert(r.finalOutput === REPLY, `finalOutput ${short(r.finalOutput)}`);
 });
 
-process.exit(failed ? 1 : 0);
+finish();
