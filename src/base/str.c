@@ -205,6 +205,15 @@ str_dup(struct arena *a, struct str s)
 }
 
 int
+str_hex_val(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+int
 str_is_utf8(const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s, *e = p + n;

@@ -44,6 +44,9 @@ int	str_in(const char *const *v, size_t n, const char *s);
 /* 1 when word is one of the space-separated words of list, else 0. */
 int	str_word_in(const char *list, const char *word);
 
+/* The value of hex digit c (either case), or -1. */
+int	str_hex_val(int c);
+
 /* True when s[0..n) is well-formed UTF-8 (no overlongs or surrogates). */
 int	str_is_utf8(const char *s, size_t n);
 

@@ -358,12 +358,7 @@ hex4(const char *s)
 	int i, v = 0, c;
 
 	for (i = 0; i < 4; i++) {
-		c = (unsigned char)s[i];
-		if (c >= '0' && c <= '9')
-			c -= '0';
-		else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
-			c = (c | 0x20) - 'a' + 10;
-		else
+		if ((c = str_hex_val((unsigned char)s[i])) < 0)
 			return -1;
 		v = v << 4 | c;
 	}

@@ -26,15 +26,6 @@ is_alnum(int c)
 	return is_digit(c) || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z');
 }
 
-static int
-hex_val(int c)
-{
-	if (is_digit(c))
-		return c - '0';
-	c |= 0x20;
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 /* RFC 9110 section 5.6.2 token. */
 static int
 is_token(const char *s, size_t n)
@@ -114,7 +105,7 @@ http_url_parse(struct arena *a, const char *url, struct http_url *u)
 		return -E_INVAL;
 	if (*p == '[') {
 		for (h = s = p + 1; s < end && *s != ']'; s++)
-			if (hex_val(*s) < 0 && *s != ':' && *s != '.')
+			if (str_hex_val(*s) < 0 && *s != ':' && *s != '.')
 				return -E_INVAL;
 		hn = (size_t)(s - h);
 		if (s == end || hn > 45 || memchr(h, ':', hn) == NULL)
@@ -657,7 +648,7 @@ http_body_feed(struct http_body *b, const char *in, size_t n, size_t *used)
 			e = -E_LIMIT;
 			goto fail;
 		}
-		if (b->state == B_SIZE && (h = hex_val(c)) >= 0) {
+		if (b->state == B_SIZE && (h = str_hex_val(c)) >= 0) {
 			if (b->left >> 56) {
 				e = -E_LIMIT;
 				goto fail;

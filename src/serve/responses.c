@@ -25,7 +25,6 @@ previous(struct srv *s, struct conn *c, const char *id)
 	char name[SLOG_NAME_MAX + 1], *u;
 	const char *p;
 	size_t n, k;
-	unsigned v;
 
 	if ((strncmp(id, "resp_", 5) != 0 && strncmp(id, "msg_", 4) != 0) ||
 	    (p = strchr(strchr(id, '_') + 1, '_')) == NULL)
@@ -34,11 +33,9 @@ previous(struct srv *s, struct conn *c, const char *id)
 	if ((n = strlen(p)) == 0 || n % 2 != 0 || n / 2 >= sizeof(name) ||
 	    strspn(p, "0123456789abcdef") != n)
 		return openai_bad(s, c, NO_SUCH);
-	for (k = 0; k < n / 2; k++) {
-		if (sscanf(p + 2 * k, "%2x", &v) != 1)
-			return openai_bad(s, c, NO_SUCH);
-		name[k] = (char)v;
-	}
+	for (k = 0; k < n / 2; k++)
+		name[k] = (char)(str_hex_val(p[2 * k]) << 4 |
+		    str_hex_val(p[2 * k + 1]));
 	name[k] = '\0';
 	if (!api_has_session(s, c, name) || (u = arena_strdup(&c->a, name)) ==
 	    NULL)

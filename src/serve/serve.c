@@ -93,12 +93,6 @@ is_loopback(const struct sockaddr_storage *ss)
 	    sin6_addr);
 }
 
-static int
-hexval(int ch)
-{
-	return ch <= '9' ? ch - '0' : (ch | 0x20) - 'a' + 10;
-}
-
 /* The tokens of the configuration into the server. Two tokens whose
  * hashes start alike would share sessions: refused. */
 static int
@@ -111,8 +105,8 @@ take_tokens(struct srv *s)
 	for (i = 0; i < s->ntok; i++) {
 		t = s->cfg->serve.tokens[i];
 		for (k = 0; k < 32; k++)
-			s->hash[i][k] = (unsigned char)(hexval(t[2 * k]) << 4 |
-			    hexval(t[2 * k + 1]));
+			s->hash[i][k] = (unsigned char)(str_hex_val(t[2 * k]) << 4 |
+			    str_hex_val(t[2 * k + 1]));
 		for (k = 0; k < TAG_LEN; k++)
 			s->tag[i][k] = (char)((t[k] | 0x20));
 		s->tag[i][TAG_LEN] = '\0';
