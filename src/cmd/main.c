@@ -129,29 +129,38 @@ cmd_help(const char *name)
 	return EXIT_OK;
 }
 
-/* Peak resident set of this process in KiB, from /proc (0 if unknown). */
-static long
-vm_hwm(void)
+/* From /proc/self/status, in KiB (0 if unknown): the peak resident set,
+ * and the resident set now, split into file-backed pages (the binary's
+ * code and read-only data) and anonymous ones (budget, stack, data). */
+static void
+vm_kib(long kb[4])
 {
+	static const char *const key[4] = { "VmHWM:", "VmRSS:", "RssFile:",
+	    "RssAnon:" };
 	char line[128];
-	long kb = 0;
 	FILE *f = fopen("/proc/self/status", "r");
+	int i;
 
+	memset(kb, 0, 4 * sizeof(*kb));
 	if (f == NULL)
-		return 0;
+		return;
 	while (fgets(line, sizeof(line), f) != NULL)
-		if (strncmp(line, "VmHWM:", 6) == 0)
-			kb = strtol(line + 6, NULL, 10);
+		for (i = 0; i < 4; i++)
+			if (strncmp(line, key[i], strlen(key[i])) == 0)
+				kb[i] = strtol(line + strlen(key[i]), NULL, 10);
 	fclose(f);
-	return kb;
 }
 
 static void
 print_stats(void)
 {
+	long kb[4];
+
+	vm_kib(kb);
 	fprintf(stderr, "skillbox: memory: budget %zu KiB, peak %zu bytes, "
-	    "in use %zu bytes, peak RSS (VmHWM) %ld KiB\n", mem_budget() >> 10,
-	    mem_peak(), mem_used(), vm_hwm());
+	    "in use %zu bytes, peak RSS (VmHWM) %ld KiB; RSS at exit %ld KiB: "
+	    "%ld KiB file pages (code), %ld KiB anonymous\n", mem_budget() >>
+	    10, mem_peak(), mem_used(), kb[0], kb[1], kb[2], kb[3]);
 }
 
 /* The `memory:` of the configuration, read before the budget exists (so

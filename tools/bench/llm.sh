@@ -13,22 +13,21 @@ trap '"$TOP/tools/mockllm" stop "$D/mock"; rm -rf "$D"' EXIT
 . "$D/mock/env"
 export OPENAI_API_KEY=bench ANTHROPIC_API_KEY=bench
 
-stats() {	# args...: "peak_bytes hwm_kb" from --stats
-	"$BIN" --stats "$@" 2>&1 >/dev/null |
-	    sed -n 's/.*peak \([0-9]*\) bytes.*VmHWM) \([0-9]*\) KiB.*/\1 \2/p'
+stats() {	# args...: "peak_bytes | hwm_kb | file_kb | anon_kb" from --stats
+	"$BIN" --stats "$@" 2>&1 >/dev/null | sed -n 's/.*peak \([0-9]*\) bytes.*VmHWM) \([0-9]*\) KiB.* \([0-9]*\) KiB file pages.* \([0-9]*\) KiB anonymous.*/\1 | \2 | \3 | \4/p'
 }
 instr() {
 	valgrind --tool=callgrind --callgrind-out-file=/dev/null "$BIN" "$@" \
 	    2>&1 >/dev/null | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
 }
 
-echo "| request | budget peak (bytes) | VmHWM (KiB) | instructions |"
-echo "|---|---:|---:|---:|"
+echo "| request | budget peak (bytes) | VmHWM (KiB) | at exit: file pages (KiB) | at exit: anonymous (KiB) | instructions |"
+echo "|---|---:|---:|---:|---:|---:|"
 row() {
 	name=$1; shift
 	set -- llm -m bench "$@"
 	s=$(stats "$@")
-	printf '| %s | %s | %s | %s |\n' "$name" "${s% *}" "${s#* }" "$(instr "$@")"
+	printf '| %s | %s | %s |\n' "$name" "$s" "$(instr "$@")"
 }
 row "text, plain HTTP (openai)" -u "$MOCK_HTTP" "say hello"
 row "text, TLS (openai)" -u "$MOCK_HTTPS" --ca "$MOCK_CA" "say hello"
