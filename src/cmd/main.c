@@ -130,24 +130,28 @@ cmd_help(const char *name)
 }
 
 /* From /proc/self/status, in KiB (0 if unknown): the peak resident set,
- * and the resident set now, split into file-backed pages (the binary's
- * code and read-only data) and anonymous ones (budget, stack, data). */
+ * and the resident set now, split into file pages (the binary's code and
+ * read-only data: RssFile, or RssShmem when it runs from a tmpfs) and
+ * anonymous ones (budget, stack, data). */
 static void
 vm_kib(long kb[4])
 {
-	static const char *const key[4] = { "VmHWM:", "VmRSS:", "RssFile:",
-	    "RssAnon:" };
+	static const char *const key[5] = { "VmHWM:", "VmRSS:", "RssFile:",
+	    "RssAnon:", "RssShmem:" };
 	char line[128];
 	FILE *f = fopen("/proc/self/status", "r");
+	long v;
 	int i;
 
 	memset(kb, 0, 4 * sizeof(*kb));
 	if (f == NULL)
 		return;
 	while (fgets(line, sizeof(line), f) != NULL)
-		for (i = 0; i < 4; i++)
-			if (strncmp(line, key[i], strlen(key[i])) == 0)
-				kb[i] = strtol(line + strlen(key[i]), NULL, 10);
+		for (i = 0; i < 5; i++)
+			if (strncmp(line, key[i], strlen(key[i])) == 0) {
+				v = strtol(line + strlen(key[i]), NULL, 10);
+				kb[i == 4 ? 2 : i] += v;
+			}
 	fclose(f);
 }
 
