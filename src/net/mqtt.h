@@ -220,6 +220,7 @@ struct mqtt_link_opts {
 	unsigned	 backoff_min_ms, backoff_max_ms;	/* between tries */
 };
 
+struct addrinfo;
 struct tls_anchors;
 struct tls_cred;
 struct tls_cli;
@@ -237,6 +238,11 @@ struct mqtt_link {
 	unsigned	 backoff;	/* ms, doubled after each failed try */
 	unsigned	 tries;		/* failed tries since the last session */
 	char		 why[160];
+	mqtt_fn		*fn;		/* the user's */
+	void		*arg;
+	struct addrinfo	*ai, *ai_cur;	/* the addresses of this try */
+	long long	 due;		/* the session's timers */
+	unsigned	 rnd;		/* jitter */
 };
 
 /* Parse the URL and load the CA and client certificate (in a): errors here
