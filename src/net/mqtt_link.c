@@ -263,6 +263,15 @@ try_connect(struct mqtt_link *l, long long now)
 	next_addr(l, now);
 }
 
+/* What ended: the TLS handshake (a broker that wants a client
+ * certificate hangs up in it), or the connection. */
+static const char *
+lost(const struct mqtt_link *l)
+{
+	return l->tls != NULL && !tls_cli_ready(l->tls) ?
+	    "TLS handshake failed" : "connection lost";
+}
+
 /* Bytes from the socket into the session; 0, or -1 when it ended. */
 static int
 link_read(struct mqtt_link *l, long long now)
@@ -283,7 +292,7 @@ link_read(struct mqtt_link *l, long long now)
 		if (r == 0)
 			return 0;
 		if (r < 0) {
-			fail(l, now, "connection lost", l->tls != NULL &&
+			fail(l, now, lost(l), l->tls != NULL &&
 			    tls_cli_why(l->tls) != NULL ? tls_cli_why(l->tls) :
 			    errno ? strerror(errno) : "closed by the broker");
 			return -1;
@@ -312,7 +321,7 @@ link_write(struct mqtt_link *l, long long now)
 			w = errno == EAGAIN || errno == EWOULDBLOCK ||
 			    errno == EINTR ? 0 : -1;
 		if (w < 0) {
-			fail(l, now, "connection lost", l->tls != NULL &&
+			fail(l, now, lost(l), l->tls != NULL &&
 			    tls_cli_why(l->tls) != NULL ? tls_cli_why(l->tls) :
 			    strerror(errno));
 			return -1;
