@@ -302,8 +302,10 @@ dec_suback(struct cur *c, struct mqtt_pkt *p, unsigned ver, unsigned type)
 		props(c, p);
 	if (ver == MQTT_V311 && type == MQ_UNSUBACK)
 		return;
-	if (c->p >= c->e)
+	if (c->p >= c->e) {
 		bad(c, "no reason codes");
+		return;
+	}
 	p->subcodes = c->p;
 	p->nsub = c->e - c->p;
 	p->code = *c->p;

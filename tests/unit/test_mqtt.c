@@ -258,6 +258,7 @@ static const struct {
 	B(4, "\x40\x02\x00\x00", "identifier 0"),
 	B(4, "\x40\x03\x00\x01\x00", "extra bytes"),
 	B(4, "\x90\x02\x00\x01", "no reason codes"),
+	B(4, "\x90\x02\x00\x00", "identifier 0"),	/* and no codes */
 	B(5, "\x90\x04\x00\x01\x00\x05", "SUBACK code"),
 	B(4, "\xc0\x01\x00", "extra bytes"),
 	B(4, "\xe0\x01\x00", "extra bytes"),
