@@ -284,6 +284,18 @@ t_malformed(void)
 	}
 }
 
+/* A SUBACK with id 0 and no codes: nothing read past its end. */
+static void
+t_suback_end(void)
+{
+	struct mqtt_pkt p;
+	const char *why;
+
+	T_EQI(mqtt_decode(MQTT_V311, "\x90\x02\x00\x00\x55", 4, 0, &p, &why),
+	    -E_PARSE);
+	T(p.code == 0 && p.nsub == 0);
+}
+
 static void
 t_enc_limits(void)
 {
@@ -621,6 +633,7 @@ static const struct unit_case cases[] = {
 	{ "bare", t_bare },
 	{ "server_packets", t_server_packets },
 	{ "malformed", t_malformed },
+	{ "suback_end", t_suback_end },
 	{ "enc_limits", t_enc_limits },
 	{ "session_up", t_session_up },
 	{ "session_ids", t_session_ids },
