@@ -85,7 +85,7 @@ main(int argc, char **argv)
 	o.clean = 1;
 	lo.backoff_min_ms = 200;
 	lo.backoff_max_ms = 1000;
-	lo.connect_ms = 5000;
+	lo.connect_ms = 10000;
 	end = 20;
 	while ((c = getopt(argc, argv, "c:C:K:v:b:t:")) != -1)
 		switch (c) {
