@@ -263,7 +263,8 @@ int	mqtt_link_poll(struct mqtt_link *l, struct pollfd *pfd,
 void	mqtt_link_run(struct mqtt_link *l, short revents, long long now_ms);
 /* 1 while the session is up. */
 int	mqtt_link_up(const struct mqtt_link *l);
-/* Disconnect normally (flushing DISCONNECT for up to ms) and close. */
+/* Disconnect normally (flushing DISCONNECT for up to ms) and close; not
+ * from inside the callback. */
 void	mqtt_link_close(struct mqtt_link *l, int ms);
 
 #endif
