@@ -46,7 +46,7 @@ struct mqtt_pkt {
 	unsigned	 id;		/* packet identifier, 0 none */
 	unsigned	 code;		/* reason code (3.1.1: return code) of
 					 * CONNACK, PUBACK, DISCONNECT; SUBACK:
-					 * its first */
+					 * its first; CONNECT: its flags */
 	unsigned	 present;	/* CONNACK: the session was kept */
 	struct str	 topic, payload;	/* PUBLISH */
 	struct str	 reason;	/* 5: the reason string, or empty */
@@ -57,7 +57,11 @@ struct mqtt_pkt {
 	unsigned long	 max_packet;	/* maximum packet size */
 	struct str	 assigned;	/* assigned client identifier */
 	const unsigned char *subcodes;	/* SUBACK: one code a filter */
-	unsigned	 nsub;
+	unsigned	 nsub;		/* SUBACK: codes; SUBSCRIBE: filters
+					 * (topic the first, qos its QoS) */
+	/* CONNECT (decoded for tests and the fuzzer): assigned is the
+	 * client id; topic, payload, qos and retain the will's */
+	struct str	 user, pass;
 };
 
 /* Decode the packet at the start of buf[0..n) as protocol level ver.
@@ -89,7 +93,8 @@ struct mqtt_opts {
 	unsigned long	 expiry;	/* 5: session expiry interval, s */
 	const struct mqtt_will *will;	/* NULL: none */
 	size_t		 max_in;	/* the largest packet taken; 5 tells
-					 * the broker */
+					 * the broker (the session: 0 is
+					 * MQTT_DEFAULT_MAX_IN) */
 };
 
 void	mqtt_enc_connect(struct sbuf *sb, const struct mqtt_opts *o,
@@ -146,7 +151,15 @@ struct mqtt {
 	long long	 last_in, last_out, ping_at;
 	unsigned	 fallback;	/* 5 was refused: next time 3.1.1 */
 	char		 why[128];
+	unsigned	*ids;		/* ids in flight (SUBSCRIBE: | 1 << 16) */
+	unsigned	 nids, ids_cap;
+	unsigned	 wrote;		/* bytes went out since the last tick */
 };
+
+/* Our own bound on QoS 1 publishes in flight, whatever the broker takes. */
+#define MQTT_MAX_INFLIGHT	256u
+/* The largest packet taken when mqtt_opts.max_in is 0. */
+#define MQTT_DEFAULT_MAX_IN	(256u << 10)
 
 /* Make m ready; o's strings must outlive m. The buffers come from
  * mem_realloc and go at mqtt_free. */
@@ -164,9 +177,10 @@ int	mqtt_feed(struct mqtt *m, const void *buf, size_t n, long long now_ms);
 size_t	mqtt_out(const struct mqtt *m, const void **p);
 void	mqtt_sent(struct mqtt *m, size_t n);
 /* Timers: PINGREQ when the connection was quiet for keepalive; a broker
- * silent for 1.5 keepalives (or a CONNACK not come in that time) ends the
- * session (-E_TIMEOUT, MQE_DOWN reported). Else the ms until the next
- * call is due (-1: none). */
+ * silent for 1.5 keepalives (or a CONNACK not come in that time, 30 s
+ * without a keepalive) ends the session (-E_TIMEOUT, MQE_DOWN reported).
+ * Else the ms until the next call is due (-1: none). Bytes count as sent
+ * at the first tick after mqtt_sent. */
 long	mqtt_tick(struct mqtt *m, long long now_ms);
 /* Publish (only while MQS_UP): the packet id for QoS 1, 0 for QoS 0, or
  * <0: -E_BUSY (the broker's receive maximum of QoS 1 publishes are in
@@ -181,6 +195,9 @@ long	mqtt_subscribe(struct mqtt *m, const char *const *filters, unsigned n);
 void	mqtt_ack(struct mqtt *m, unsigned id);
 /* Queue DISCONNECT (normal: the broker does not send the will). */
 void	mqtt_disconnect(struct mqtt *m);
+/* The connection under the session ended (the link's: closed, reset, TLS
+ * failed): MQE_DOWN with err and why, unless it was down already. */
+void	mqtt_lost(struct mqtt *m, int err, const char *why);
 const char *mqtt_why(const struct mqtt *m);
 
 /* --- the link */
@@ -204,6 +221,7 @@ struct mqtt_link_opts {
 	unsigned	 backoff_min_ms, backoff_max_ms;	/* between tries */
 };
 
+struct addrinfo;
 struct tls_anchors;
 struct tls_cred;
 struct tls_cli;
@@ -213,7 +231,8 @@ struct mqtt_link {
 	struct mqtt_url	 u;
 	struct mqtt_link_opts lo;
 	int		 fd;		/* -1: not connected */
-	int		 phase;		/* connecting, handshaking, up */
+	int		 phase;		/* waiting to try, connecting, up (TLS
+					 * handshake and CONNACK included) */
 	struct tls_anchors *ta;
 	struct tls_cred	*cred;
 	struct tls_cli	*tls;
@@ -221,6 +240,11 @@ struct mqtt_link {
 	unsigned	 backoff;	/* ms, doubled after each failed try */
 	unsigned	 tries;		/* failed tries since the last session */
 	char		 why[160];
+	mqtt_fn		*fn;		/* the user's */
+	void		*arg;
+	struct addrinfo	*ai, *ai_cur;	/* the addresses of this try */
+	long long	 due;		/* the session's timers */
+	unsigned	 rnd;		/* jitter */
 };
 
 /* Parse the URL and load the CA and client certificate (in a): errors here
@@ -239,7 +263,8 @@ int	mqtt_link_poll(struct mqtt_link *l, struct pollfd *pfd,
 void	mqtt_link_run(struct mqtt_link *l, short revents, long long now_ms);
 /* 1 while the session is up. */
 int	mqtt_link_up(const struct mqtt_link *l);
-/* Disconnect normally (flushing DISCONNECT for up to ms) and close. */
+/* Disconnect normally (flushing DISCONNECT for up to ms) and close; not
+ * from inside the callback. */
 void	mqtt_link_close(struct mqtt_link *l, int ms);
 
 #endif
