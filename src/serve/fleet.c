@@ -550,13 +550,13 @@ answer(struct fleet *f, const char *fid, const char *msg, size_t n)
 		if (approve < 0 && text == NULL)
 			why = "want {\"answer\": TEXT} or {\"approve\": BOOL}";
 	}
-	if (why != NULL || text == NULL) {
+	if (why != NULL || (approve < 0 && text == NULL)) {
 		log_warn("fleet: an answer to job %s: %s", fid, why ? why :
 		    "out of memory");
 		return;
 	}
 	r = job_answer(&f->tmp, f->s->cfg, session, approve, text,
-	    strlen(text), &why);
+	    text ? strlen(text) : 0, &why);
 	if (r == 1)
 		f->s->jnow = 1;
 	if (r == 1)
