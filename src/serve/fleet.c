@@ -59,7 +59,7 @@ struct fleet {
 	long long	 jsize;		/* the journal at the last look */
 	unsigned long long jino;
 	long long	 status_at;
-	int		 up, primed, flush;
+	int		 up, primed, flush, stop;
 };
 
 static const char *const feature_names[] = {
@@ -655,7 +655,6 @@ on_mqtt(void *arg, struct mqtt *m, enum mqtt_ev ev, const struct mqtt_pkt *p)
 	struct fleet *f = arg;
 	unsigned i;
 
-	(void)m;
 	switch (ev) {
 	case MQE_UP:
 		log_info("fleet: connected to %s as %s (MQTT %s%s)",
@@ -677,8 +676,16 @@ on_mqtt(void *arg, struct mqtt *m, enum mqtt_ev ev, const struct mqtt_pkt *p)
 				    p->subcodes[i]);
 		break;
 	case MQE_DOWN:
-		log_warn("fleet: the session with %s ended: %s", f->l.lo.url,
-		    mqtt_why(m));
+		/* A broker away is said at the 1st, 2nd, 4th, 8th ... try. */
+		if (f->stop)
+			;
+		else if (f->up)
+			log_warn("fleet: the session with %s ended: %s",
+			    f->l.lo.url, mqtt_why(m));
+		else if ((f->l.tries & (f->l.tries + 1)) == 0)
+			log_warn("fleet: no session with %s: %s (try %u; "
+			    "serve goes on)", f->l.lo.url, mqtt_why(m),
+			    f->l.tries + 1);
 		/* what was in flight goes again, marked dup */
 		memcpy(f->prev, f->fl_job, f->nfl * sizeof(*f->prev));
 		f->nprev = f->nfl;
@@ -812,8 +819,8 @@ fleet_stop(struct fleet *f)
 		look(f);
 		status(f, 0);
 	}
+	f->stop = 1;
 	mqtt_link_close(&f->l, 2000);
-	mqtt_free(&f->l.m);
 	board_close(&f->b);
 	mem_free(f->tr);
 	arena_reset(&f->tmp);
