@@ -18,6 +18,7 @@
  * come out the same way. */
 #include "serve/serve_int.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,19 @@ static const char *const feature_names[] = {
 };
 
 /* --- output */
+
+/* What the device did, one line in serve.log as a request is. */
+static void ATTR_PRINTF(2, 3)
+said(struct fleet *f, const char *fmt, ...)
+{
+	char line[320];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	httpd_log_line(f->s, line);
+}
 
 static long
 publish(struct fleet *f, const char *topic, struct sbuf *sb, unsigned qos,
@@ -438,7 +452,7 @@ take(struct fleet *f, const char *from, const struct json_doc *d, size_t len)
 		return 0;
 	}
 	if (fid != NULL && (old = board_find_fid(&f->b, fid)) != NULL) {
-		log_info("fleet: job %s from %s is job %u already", fid, from,
+		said(f, "fleet: job %s from %s is job %u already", fid, from,
 		    old->id);
 		return 0;
 	}
@@ -473,7 +487,7 @@ take(struct fleet *f, const char *from, const struct json_doc *d, size_t len)
 	}
 	if (e != 0)
 		return e;
-	log_info("fleet: job %s from %s is job %u", j.fid, from, j.id);
+	said(f, "fleet: job %s from %s is job %u", j.fid, from, j.id);
 	f->s->jnow = 1;
 	return 0;
 }
@@ -557,11 +571,10 @@ answer(struct fleet *f, const char *fid, const char *msg, size_t n)
 	}
 	r = job_answer(&f->tmp, f->s->cfg, session, approve, text,
 	    text ? strlen(text) : 0, &why);
-	if (r == 1)
+	if (r == 1) {
 		f->s->jnow = 1;
-	if (r == 1)
-		log_info("fleet: job %s: %s", fid, why);
-	else
+		said(f, "fleet: job %s: %s", fid, why);
+	} else
 		log_warn("fleet: an answer to job %s: %s", fid, r < 0 ? why :
 		    "it does not wait on one");
 }
@@ -657,7 +670,7 @@ on_mqtt(void *arg, struct mqtt *m, enum mqtt_ev ev, const struct mqtt_pkt *p)
 
 	switch (ev) {
 	case MQE_UP:
-		log_info("fleet: connected to %s as %s (MQTT %s%s)",
+		said(f, "fleet: connected to %s as %s (MQTT %s%s)",
 		    f->l.lo.url, f->id, f->l.m.ver == MQTT_V5 ? "5" : "3.1.1",
 		    p != NULL && p->present ? ", session kept" : "");
 		f->up = 1;
@@ -763,7 +776,7 @@ fleet_start(struct srv *s)
 	}
 	look(f);
 	s->fleet = f;
-	log_info("fleet: device %s, topics under %s", f->id, f->prefix);
+	said(f, "fleet: device %s, topics under %s/", f->id, f->prefix);
 	return 0;
 }
 
