@@ -201,7 +201,7 @@ result(struct fleet *f, const struct job *j)
 	int done = j->st == JOB_DONE || (j->st == JOB_ARCHIVED &&
 	    j->result != NULL), big = 0;
 	unsigned i;
-	long pkt;
+	long pkt = 0;
 
 	if (f->nfl == FLEET_FLIGHT)
 		return -E_BUSY;
