@@ -263,11 +263,46 @@ try_connect(struct mqtt_link *l, long long now)
 	next_addr(l, now);
 }
 
+/* What ended: the TLS handshake (a broker that wants a client
+ * certificate hangs up in it), or the connection. */
+static const char *
+lost(const struct mqtt_link *l)
+{
+	return l->tls != NULL && !tls_cli_ready(l->tls) ?
+	    "TLS handshake failed" : "connection lost";
+}
+
+/* Why, in TLS's words when it has some. A broker that refuses our
+ * certificate sends an alert and hangs up while our handshake is still
+ * going out, so a write may fail first with the alert still waiting to
+ * be read, or lost to the reset. Unless we refused the broker's
+ * certificate ourselves, say what a refusal in the handshake most likely
+ * was about: our certificate, or the lack of one. */
+static const char *
+lost_why(struct mqtt_link *l, const char *sys, char *buf, size_t n)
+{
+	const char *w;
+	char b[64];
+
+	if (l->tls == NULL || tls_cli_ready(l->tls))
+		return l->tls && tls_cli_why(l->tls) ? tls_cli_why(l->tls) :
+		    sys;
+	if (tls_cli_why(l->tls) == NULL)
+		(void)tls_cli_read(l->tls, l->fd, b, sizeof(b));
+	if ((w = tls_cli_why(l->tls)) == NULL)
+		w = sys;
+	if (strncmp(w, "certificate ", 12) == 0)
+		return w;
+	snprintf(buf, n, "%s (did the broker %s mqtt.cert?)", w,
+	    l->cred == NULL ? "want" : "refuse");
+	return buf;
+}
+
 /* Bytes from the socket into the session; 0, or -1 when it ended. */
 static int
 link_read(struct mqtt_link *l, long long now)
 {
-	char buf[4096];
+	char buf[4096], hint[128];
 	long r;
 	int i;
 
@@ -283,9 +318,9 @@ link_read(struct mqtt_link *l, long long now)
 		if (r == 0)
 			return 0;
 		if (r < 0) {
-			fail(l, now, "connection lost", l->tls != NULL &&
-			    tls_cli_why(l->tls) != NULL ? tls_cli_why(l->tls) :
-			    errno ? strerror(errno) : "closed by the broker");
+			fail(l, now, lost(l), lost_why(l, errno ?
+			    strerror(errno) : "closed by the broker", hint,
+			    sizeof(hint)));
 			return -1;
 		}
 		if (mqtt_feed(&l->m, buf, (size_t)r, now) < 0) {
@@ -300,6 +335,7 @@ link_read(struct mqtt_link *l, long long now)
 static int
 link_write(struct mqtt_link *l, long long now)
 {
+	char hint[128];
 	const void *p;
 	size_t n;
 	long w;
@@ -312,9 +348,8 @@ link_write(struct mqtt_link *l, long long now)
 			w = errno == EAGAIN || errno == EWOULDBLOCK ||
 			    errno == EINTR ? 0 : -1;
 		if (w < 0) {
-			fail(l, now, "connection lost", l->tls != NULL &&
-			    tls_cli_why(l->tls) != NULL ? tls_cli_why(l->tls) :
-			    strerror(errno));
+			fail(l, now, lost(l), lost_why(l, strerror(errno),
+			    hint, sizeof(hint)));
 			return -1;
 		}
 		if (w == 0)

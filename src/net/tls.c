@@ -4,6 +4,7 @@
 #include "net/tls.h"
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -152,6 +153,7 @@ der_is_oid(const struct der *o, const char *enc, size_t n)
 #define OID_P384	OID("\x2b\x81\x04\x00\x22")
 #define OID_P521	OID("\x2b\x81\x04\x00\x23")
 #define OID_BASIC	OID("\x55\x1d\x13")
+#define OID_SAN		OID("\x55\x1d\x11")
 
 /* An INTEGER's magnitude, without the sign byte of a positive value. */
 static int
@@ -166,28 +168,36 @@ der_uint(struct der *d, struct der *v)
 	return 0;
 }
 
+/* The value of the extension oid among a certificate's: 0, or -1. */
+static int
+der_ext(struct der ext, const char *oid, size_t on, struct der *val)
+{
+	struct der seq, e, o, b;
+
+	if (der_take(&ext, 0x30, &seq, NULL) != 0)
+		return -1;
+	while (der_take(&seq, 0x30, &e, NULL) == 0) {
+		if (der_take(&e, 0x06, &o, NULL) != 0)
+			return -1;
+		if (der_take(&e, 0x01, &b, NULL) == 0 && b.n != 1)
+			return -1;			/* critical */
+		if (der_take(&e, 0x04, val, NULL) != 0)
+			return -1;
+		if (der_is_oid(&o, oid, on))
+			return 0;
+	}
+	return -1;
+}
+
 /* basicConstraints in the extensions: is cA TRUE? */
 static int
 der_is_ca(struct der ext)
 {
-	struct der seq, e, oid, val, bc, b;
+	struct der val, bc, b;
 
-	if (der_take(&ext, 0x30, &seq, NULL) != 0)
-		return 0;
-	while (der_take(&seq, 0x30, &e, NULL) == 0) {
-		if (der_take(&e, 0x06, &oid, NULL) != 0)
-			return 0;
-		if (der_take(&e, 0x01, &b, NULL) == 0 && b.n != 1)
-			return 0;			/* critical */
-		if (der_take(&e, 0x04, &val, NULL) != 0)
-			return 0;
-		if (!der_is_oid(&oid, OID_BASIC))
-			continue;
-		return der_take(&val, 0x30, &bc, NULL) == 0 &&
-		    der_take(&bc, 0x01, &b, NULL) == 0 && b.n == 1 &&
-		    b.p[0] != 0;
-	}
-	return 0;
+	return der_ext(ext, OID_BASIC, &val) == 0 &&
+	    der_take(&val, 0x30, &bc, NULL) == 0 &&
+	    der_take(&bc, 0x01, &b, NULL) == 0 && b.n == 1 && b.p[0] != 0;
 }
 
 /* BearSSL's number for a named curve's OID; 0 for one it lacks. */
@@ -1230,6 +1240,101 @@ tls_srv_why(struct tls_srv *t)
 
 struct tls_cli {
 	struct tls_conn	 c;	/* c.net NULL: the caller's socket */
+	/* A server named by its IP address: BearSSL matches DNS names
+	 * only, so its checks run without a name, through ipx, which then
+	 * looks for the address among the leaf's subjectAltNames. */
+	const br_x509_class *ipx;
+	unsigned char	 ip[16];
+	size_t		 iplen, leaf_len;
+	unsigned	 ncert;
+	unsigned char	 leaf[4096];
+};
+
+#define IPX(ctx)	((struct tls_cli *)(void *)((char *)(ctx) - \
+			    offsetof(struct tls_cli, ipx)))
+#define IPX_IN(ctx)	(&IPX(ctx)->c.xc.vtable)
+
+static void
+ipx_start_chain(const br_x509_class **ctx, const char *server_name)
+{
+	IPX(ctx)->ncert = 0;
+	IPX(ctx)->leaf_len = 0;
+	(*IPX_IN(ctx))->start_chain(IPX_IN(ctx), NULL);
+}
+
+static void
+ipx_start_cert(const br_x509_class **ctx, uint32_t length)
+{
+	IPX(ctx)->ncert++;
+	(*IPX_IN(ctx))->start_cert(IPX_IN(ctx), length);
+}
+
+static void
+ipx_append(const br_x509_class **ctx, const unsigned char *buf, size_t len)
+{
+	struct tls_cli *t = IPX(ctx);
+
+	if (t->ncert == 1 && len <= sizeof(t->leaf) - t->leaf_len) {
+		memcpy(t->leaf + t->leaf_len, buf, len);
+		t->leaf_len += len;
+	} else if (t->ncert == 1)
+		t->leaf_len = sizeof(t->leaf) + 1;	/* too big: no match */
+	(*IPX_IN(ctx))->append(IPX_IN(ctx), buf, len);
+}
+
+static void
+ipx_end_cert(const br_x509_class **ctx)
+{
+	(*IPX_IN(ctx))->end_cert(IPX_IN(ctx));
+}
+
+/* Is the address an iPAddress of the leaf's subjectAltName? */
+static int
+leaf_has_ip(const struct tls_cli *t)
+{
+	struct certkey ck;
+	struct der x, val, names, name;
+	unsigned tag;
+
+	if (t->leaf_len > sizeof(t->leaf) ||
+	    cert_key(t->leaf, t->leaf_len, &ck) != 0 ||
+	    der_take(&ck.rest, 0xa3, &x, NULL) != 0 ||
+	    der_ext(x, OID_SAN, &val) != 0 ||
+	    der_take(&val, 0x30, &names, NULL) != 0)
+		return 0;
+	while (names.n > 0) {
+		tag = names.p[0];
+		if (der_take(&names, tag, &name, NULL) != 0)
+			return 0;
+		if (tag == 0x87 && name.n == t->iplen &&
+		    memcmp(name.p, t->ip, t->iplen) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static unsigned
+ipx_end_chain(const br_x509_class **ctx)
+{
+	unsigned r = (*IPX_IN(ctx))->end_chain(IPX_IN(ctx));
+
+	if (r == BR_ERR_OK && !leaf_has_ip(IPX(ctx)))
+		r = BR_ERR_X509_BAD_SERVER_NAME;
+	return r;
+}
+
+static const br_x509_pkey *
+ipx_get_pkey(const br_x509_class *const *ctx, unsigned *usages)
+{
+	const struct tls_cli *t = (const struct tls_cli *)(const void *)
+	    ((const char *)ctx - offsetof(struct tls_cli, ipx));
+
+	return t->c.xc.vtable->get_pkey(&t->c.xc.vtable, usages);
+}
+
+static const br_x509_class ipx_class = {
+	sizeof(struct tls_cli), ipx_start_chain, ipx_start_cert, ipx_append,
+	ipx_end_cert, ipx_end_chain, ipx_get_pkey,
 };
 
 /* see tls.h */
@@ -1248,6 +1353,13 @@ tls_cli_start(struct tls_cli *t, const struct tls_anchors *ta,
 
 	memset(&t->c, 0, offsetof(struct tls_conn, ibuf));
 	profile(&t->c, ta);
+	t->iplen = inet_pton(AF_INET, server_name, t->ip) == 1 ? 4 :
+	    inet_pton(AF_INET6, server_name, t->ip) == 1 ? 16 : 0;
+	if (t->iplen != 0) {		/* no SNI for an address either */
+		t->ipx = &ipx_class;
+		br_ssl_engine_set_x509(&cc->eng, &t->ipx);
+		server_name = NULL;
+	}
 	if (cr != NULL && cr->type == BR_KEYTYPE_EC)
 		br_ssl_client_set_single_ec(cc, cr->chain, cr->n, &cr->ec,
 		    BR_KEYTYPE_SIGN, BR_KEYTYPE_EC, br_ec_get_default(),

@@ -3,7 +3,7 @@
  * BearSSL 0.6 speaks TLS 1.0-1.2; skillbox enables TLS 1.2 with ECDHE and
  * AEAD suites only. The server certificate is checked against the trust
  * anchors and the host name (DNS names only: BearSSL does not match IP
- * addresses). Boards often boot with the clock at 1970: the time used for
+ * addresses; the non-blocking client below matches them itself). Boards often boot with the clock at 1970: the time used for
  * certificate checks is the later of the system clock and the build date.
  */
 #ifndef TLS_H
@@ -121,12 +121,14 @@ const char *tls_srv_why(struct tls_srv *t);
  * tls_connect. */
 struct tls_cli;
 
-/* Bytes a connection needs (about 22 KiB). */
+/* Bytes a connection needs (about 26 KiB). */
 size_t	tls_cli_size(void);
 
 /* Make t (tls_cli_size() bytes) ready to handshake with server_name (SNI
  * and the certificate's name), presenting cr's certificate when the
- * server asks for one (cr NULL: none). 0 or -E_TLS. */
+ * server asks for one (cr NULL: none). An IP address as server_name must
+ * be an iPAddress of the certificate's subjectAltName (and goes without
+ * SNI). 0 or -E_TLS. */
 int	tls_cli_start(struct tls_cli *t, const struct tls_anchors *ta,
 	    const char *server_name, const struct tls_cred *cr);
 
