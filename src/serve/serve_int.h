@@ -129,6 +129,8 @@ struct srv {
 	long long	 started;
 	struct tls_cred	*cred;		/* HTTPS: chain and key */
 	long long	 jlook;		/* the journal's last look, ms */
+	struct fleet	*fleet;		/* the fleet's device, or NULL */
+	int		 jnow;		/* run the due jobs now: one came */
 };
 
 /* The worker's side: events into the pipe, in the request's format. */
@@ -166,9 +168,25 @@ int	httpd_respond_err(struct srv *s, struct conn *c, int st, const char *type,
 	    const char *msg, const char *extra);
 /* Close c's socket, its source and TLS, free its buffers: C_FREE. */
 void	httpd_close(struct srv *s, struct conn *c);
+/* One line of what serve did (a request, a fleet's job) to serve.log. */
+void	httpd_log_line(struct srv *s, const char *line);
 /* One pass of the loop: poll, then serve what is ready. */
 void	httpd_step(struct srv *s);
 
+/* fleet.c: the device of a fleet (mqtt: in the configuration) */
+/* Connect (the first try at once), or SERVE_FAIL with the error logged
+ * (a bad CA or certificate, no job board); s->fleet is set. */
+int	fleet_start(struct srv *s);
+/* Its pollfd (fd -1: none) and the longest poll may wait, ms (<0 any). */
+struct pollfd;
+long	fleet_poll(struct fleet *f, struct pollfd *pfd, long long now);
+/* After poll: revents of its fd (0 none). */
+void	fleet_run(struct fleet *f, short revents, long long now);
+/* In a forked child: the broker's socket, the board's files and the
+ * client key are not its own. */
+void	fleet_detach(struct fleet *f);
+/* Stopping: the offline status, DISCONNECT, close. */
+void	fleet_stop(struct fleet *f);
 /* api.c */
 /* The on-disk name of a token's session: "TAG.NAME"; NULL when bad. */
 const char *api_stored_name(struct srv *s, struct conn *c, const char *name);
