@@ -14,8 +14,10 @@
  * copies (regcomp builds every copy of (){164}{164}); one that stacks
  * repetitions (a+{3}, (x)+{164}: POSIX leaves them undefined, and they
  * multiply the work); one with an empty alternative or more than 4
- * ((3|x|||||||){7,}$ took glibc over 10 s). Newlines and ^ or $ inside a
- * pattern are compared: glibc differed from POSIX there, musl does not.
+ * ((3|x|||||||){7,}$ took glibc over 10 s). One exclusion is musl's: ^
+ * or $ inside a group (grouped_anchor). Newlines, and ^ or $ elsewhere
+ * inside a pattern, are compared: glibc differed from POSIX there, musl
+ * does not.
  */
 #include <regex.h>
 #include <stdlib.h>
@@ -63,6 +65,28 @@ stacked(const char *p)
 	for (; *p != '\0' && p[1] != '\0'; p++)
 		if (strchr("*+?}", *p) != NULL && strchr("*+?{", p[1]) != NULL)
 			return 1;
+	return 0;
+}
+
+/* ^ or $ inside a group (a guess that errs towards not comparing: [^x]
+ * counts too). musl's matcher loses the ways through such a group:
+ * (^)*$ does not match "l" there, nor x(^|$) "x", where POSIX, glibc and
+ * ours match both. */
+static int
+grouped_anchor(const char *p)
+{
+	unsigned depth = 0;
+
+	for (; *p != '\0'; p++) {
+		if (*p == '\\' && p[1] != '\0')
+			p++;
+		else if (*p == '(')
+			depth++;
+		else if (*p == ')' && depth > 0)
+			depth--;
+		else if ((*p == '^' || *p == '$') && depth > 0)
+			return 1;
+	}
 	return 0;
 }
 
@@ -131,7 +155,7 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		ours = ere_match(&re, &a, text, strlen(text));
 		CHECK(ours == 0 || ours == 1);
 		if (repeats(pat) <= 6 && copies(pat) <= 1000 && !stacked(pat) &&
-		    alternatives(pat) <= 4 &&
+		    alternatives(pat) <= 4 && !grouped_anchor(pat) &&
 		    regcomp(&lre, pat, REG_EXTENDED | REG_NOSUB) == 0) {
 			theirs = regexec(&lre, text, 0, NULL, 0) == 0;
 			regfree(&lre);
