@@ -61,6 +61,8 @@ sse_SRCS	= tests/fuzz/fuzz_sse.c src/fmt/sse.c src/base/str.c src/base/arena.c
 http_SRCS	= tests/fuzz/fuzz_http.c src/net/http.c src/base/str.c src/base/arena.c
 plan_SRCS	= tests/fuzz/fuzz_plan.c src/fmt/plan.c src/base/str.c src/base/arena.c
 ere_SRCS	= tests/fuzz/fuzz_ere.c src/base/ere.c src/base/arena.c src/base/str.c
+ere_FLAGS	= -I$(O)/musl-inc
+ere_LIBS	= $(MUSL_RE_LIB)
 cron_SRCS	= tests/fuzz/fuzz_cron.c src/fmt/schedule.c src/base/str.c src/base/arena.c
 mqtt_SRCS	= tests/fuzz/fuzz_mqtt.c src/net/mqtt.c src/base/str.c src/base/arena.c
 llm_SRCS	= tests/fuzz/fuzz_llm.c src/llm/llm.c src/llm/llm_openai.c \
@@ -81,6 +83,17 @@ httpd_FLAGS	= -DJSMN_STATIC -I$(VS)/jsmn -isystem $(VS)/bearssl/inc \
 		  -DSKILLBOX_VERSION='"fuzz"' -DSKILLBOX_BUILD_EPOCH=0LL
 httpd_LIBS	= $(BEAR_LIB)
 $(O)/fuzz_httpd: src/serve/httpd.c
+# fuzz_ere's oracle: musl's regcomp/regexec (the C library the binary
+# links, and POSIX where glibc is not), from Debian's musl source package
+# as tools/setup fetches it. Its names are renamed by a regex.h made from
+# musl's (musl_regcomp ...) so that they live beside glibc's; mbtowc is the
+# harness's, musl's C locale (a byte a character), which glibc's is not.
+MUSL_VER	:= $(shell sed -n 's/^MUSL_VER=//p' tools/setup)
+MUSL_SHA	:= $(shell sed -n 's/^MUSL_SHA=//p' tools/setup)
+MUSL		= $(O)/musl
+MUSL_RE_OBJS	= $(O)/musl-re/regcomp.o $(O)/musl-re/regexec.o $(O)/musl-re/tre-mem.o
+MUSL_RE_LIB	= $(O)/libmusl_re.a
+
 # Seeds for tls: two certificates of the system bundle, one as PEM text
 # (first byte even) and one as DER for the harness to wrap (odd).
 CA_BUNDLE	= /etc/ssl/certs/ca-certificates.crt
@@ -121,6 +134,28 @@ $(BEAR_LIB): $(BEAR_OBJS)
 $(O)/bearssl/%.o: $(VS)/bearssl/src/%.c
 	@mkdir -p $(@D)
 	@$(FUZZ_CC) -O1 -w -I$(VS)/bearssl/inc -I$(VS)/bearssl/src -c -o $@ $<
+
+$(MUSL)/.ok: tools/setup
+	@rm -rf $(MUSL) $(O)/musl-deb && mkdir -p $(O)/musl-deb $(MUSL)
+	@echo "  FETCH   musl $(MUSL_VER) (apt-get source)"
+	@cd $(O)/musl-deb && apt-get source --download-only -qq musl=$(MUSL_VER) >/dev/null
+	@cd $(O)/musl-deb && echo "$(MUSL_SHA)  musl_$(firstword $(subst -, ,$(MUSL_VER))).orig.tar.gz" | sha256sum -c - >/dev/null
+	@tar xzf $(O)/musl-deb/musl_$(firstword $(subst -, ,$(MUSL_VER))).orig.tar.gz -C $(MUSL) --strip-components=1
+	@touch $@
+$(O)/musl-inc/regex.h: $(MUSL)/.ok
+	@mkdir -p $(@D)
+	@{ printf '#define regcomp musl_regcomp\n#define regexec musl_regexec\n'; \
+	   printf '#define regfree musl_regfree\n#include <stddef.h>\n'; \
+	   printf 'typedef long regoff_t;\n'; \
+	   sed -e '/<features.h>/d' -e '/__NEED_/d' -e '/<bits\/alltypes.h>/d' \
+	       $(MUSL)/include/regex.h; } >$@
+$(MUSL_RE_LIB): $(MUSL_RE_OBJS)
+	@rm -f $@ && ar rcs $@ $^
+$(O)/musl-re/%.o: $(O)/musl-inc/regex.h
+	@mkdir -p $(@D)
+	@echo "  CC      $@"
+	@$(FUZZ_CC) $(LIB_CFLAGS) -I$(O)/musl-inc -Dhidden= -Dmbtowc=musl_mbtowc \
+	    -c -o $@ $(MUSL)/src/regex/$*.c
 
 # libfyaml once, instrumented but not linked with the fuzzer's main.
 $(FY_LIB): $(FY_OBJS)

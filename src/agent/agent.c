@@ -128,16 +128,23 @@ workspace_grown(struct agent *ag)
 }
 
 /* Was the tool offered to this agent? Only those run: permissions come
- * from the agent, never from what the model names. */
+ * from the agent, never from what the model names. Of an index (more
+ * than SKILL_FULL_MAX skills) only the first handoffs are listed; one to
+ * any other skill is offered on the same terms (list_skills finds it). */
 static int
-offered(const struct frame *f, const char *name)
+offered(const struct agent *ag, const struct frame *f, const char *name)
 {
+	const size_t n = strlen(HANDOFF_PREFIX);
+	const struct skill *sk;
 	unsigned i;
 
 	for (i = 0; i < f->ntools; i++)
 		if (strcmp(f->tools[i].name, name) == 0)
 			return 1;
-	return 0;
+	return ag->reg.ix != NULL && f->handoffs && !f->tools_off &&
+	    strncmp(name, HANDOFF_PREFIX, n) == 0 &&
+	    (sk = skill_find(&ag->reg, name + n)) != NULL &&
+	    frame_handoff_ok(ag, f, sk->name, sk->flags);
 }
 
 /* Run call c of frame fs[*top]. A handoff does not run here: it sets up
@@ -171,7 +178,7 @@ run_call(struct agent *ag, struct frame *fs, unsigned *top,
 		out->is_error = 1;
 		return 0;
 	}
-	if (!offered(f, c->name)) {
+	if (!offered(ag, f, c->name)) {
 		out->text = arena_printf(&ag->turn, "there is no tool named "
 		    "'%s' here (the tools you were given are the ones you may "
 		    "call)", c->name);

@@ -27,6 +27,8 @@
 #define MAX_DEPTH	3		/* entry -> skill -> skill -> skill */
 #define MAX_HASHES	128
 #define HANDOFF_PREFIX	"handoff_to_"
+#define CATALOG_TOP	50		/* skills named to the model when the
+					 * registry is an index */
 /* Tools from outside (tool_ext): only builds with a feature that makes
  * them have the code. */
 #define EXT(ag)		(HAVE_MCP || HAVE_JOBS ? (ag)->o.ext : NULL)
@@ -123,6 +125,7 @@ struct frame {
 	struct orch		*orch;		/* an orchestrator's run */
 	unsigned		 maxd;		/* its agents go this deep */
 	unsigned		 solo;		/* calls before it: one by one */
+	int			 handoffs;	/* it has handoff tools */
 };
 
 /* How deep the agents below frame f may go: limits.depth, lowered by a
@@ -167,6 +170,12 @@ int	frame_may_handoff(const struct agent *ag, const char *from,
 /* Add tool id to f->tools (cap: their room): 0 or -E_LIMIT. */
 int	frame_add_tool(struct frame *f, struct arena *a, unsigned cap,
 	    enum tool_id id);
+/* How many skills a frame names to the model: all of them, or of an
+ * index (SKILL_FULL_MAX) at most CATALOG_TOP. */
+unsigned frame_ncatalog(const struct agent *ag);
+/* May frame f hand a task to the skill `name` with these flags? */
+int	frame_handoff_ok(const struct agent *ag, const struct frame *f,
+	    const char *name, unsigned flags);
 /* Add f's handoff_to_<skill> tools (cap: their room). 0 or -E_NOMEM. */
 int	frame_handoffs(struct agent *ag, struct frame *f, unsigned cap);
 /* Tools and system prompt of frame f, in f->a. 0 or -E_NOMEM. */

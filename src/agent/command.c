@@ -31,9 +31,12 @@ command_slash(struct agent *ag, const char *cmd, const char **final)
 			    ag->cfg->cmds[i].name);
 		sbuf_adds(&sb, ".\nAnything else goes to the agent.");
 	} else if (strcmp(cmd, "/skills") == 0) {
-		for (i = 0; i < ag->reg.n; i++)
+		for (i = 0; ag->reg.ix == NULL && i < ag->reg.n; i++)
 			sbuf_printf(&sb, "%s - %s\n", ag->reg.v[i]->name,
 			    ag->reg.v[i]->description);
+		/* An index: its names (`skills list` has the rest). */
+		for (i = 0; ag->reg.ix != NULL && i < ag->reg.n; i++)
+			sbuf_printf(&sb, "%s\n", skill_reg_name(&ag->reg, i));
 		if (ag->reg.n == 0)
 			sbuf_adds(&sb, "(no skills installed)");
 	} else if (strcmp(cmd, "/compact") == 0) {

@@ -66,19 +66,95 @@ frame_add_tool(struct frame *f, struct arena *a, unsigned cap, enum tool_id id)
 static int
 owned(const struct agent *ag, const char *name)
 {
+	const unsigned want = SKILL_OSKILL | SKILL_OSK_ALLOWED;
 	const struct skill_osk *o;
+	const struct skill *sk;
 	unsigned i;
 
 	for (i = 0; i < ag->reg.n; i++)
-		if ((o = skill_osk(ag->reg.v[i])) != NULL &&
-		    (o->sk.flags & SKILL_OSK_ALLOWED) && o->allowed != NULL &&
-		    str_word_in(o->allowed, name))
+		if ((skill_reg_flags(&ag->reg, i) & want) == want &&
+		    (sk = skill_find(&ag->reg, skill_reg_name(&ag->reg,
+		    i))) != NULL && (o = skill_osk(sk)) != NULL &&
+		    o->allowed != NULL && str_word_in(o->allowed, name))
 			return 1;
 	return 0;
 }
 
+/* see agent_int.h */
+unsigned
+frame_ncatalog(const struct agent *ag)
+{
+	return ag->reg.ix != NULL ? MIN(ag->reg.n, CATALOG_TOP) : ag->reg.n;
+}
+
+/* s on one line: a description from a skill file cannot start a line of
+ * its own in the prompt. */
+static void
+add_line(struct sbuf *sb, const char *s)
+{
+	for (; *s != '\0'; s++)
+		sbuf_addc(sb, (unsigned char)*s < ' ' ? ' ' : *s);
+	sbuf_addc(sb, '\n');
+}
+
+/* The skills the entry agent is shown: all, or of an index the first
+ * CATALOG_TOP by name, and how to find the others. */
+static void
+catalog(struct agent *ag, struct sbuf *sb)
+{
+	const struct skill_reg *r = &ag->reg;
+	const struct skill *sk;
+	struct arena tmp;
+	unsigned i, shown = 0;
+
+	for (i = 0; r->ix == NULL && i < r->n; i++)
+		if (!(r->v[i]->flags & SKILL_NO_MODEL) &&
+		    !(HAVE_ORCH && owned(ag, r->v[i]->name)))
+			sbuf_printf(sb, "- %s: %s\n", r->v[i]->name,
+			    r->v[i]->description);
+	if (r->ix == NULL)
+		return;
+	arena_init(&tmp, "catalog");
+	for (i = 0; i < r->n && shown < CATALOG_TOP; i++) {
+		if (!(skill_reg_flags(r, i) & SKILL_NO_MODEL) &&
+		    !(HAVE_ORCH && owned(ag, skill_reg_name(r, i))) &&
+		    (sk = skill_reg_get(r, i, &tmp)) != NULL) {
+			sbuf_printf(sb, "- %s: ", sk->name);
+			add_line(sb, sk->description);
+			shown++;
+		}
+		arena_reset(&tmp);
+	}
+	sbuf_printf(sb, "(%u skills are installed, too many to show: these "
+	    "are the first %u by name. list_skills with a query searches "
+	    "the names and descriptions of all of them.)\n", r->n, shown);
+}
+
+/* see agent_int.h */
+int
+frame_handoff_ok(const struct agent *ag, const struct frame *f,
+    const char *name, unsigned flags)
+{
+	struct skill stub;
+
+	/* Providers want tool names in [A-Za-z0-9_-]: a skill named in
+	 * another script is reached only inline. */
+	if ((f->skill != NULL && strcmp(name, f->skill->name) == 0) ||
+	    (flags & SKILL_NO_MODEL) || !skill_name_is_ascii(name) ||
+	    strlen(name) > 64 - strlen(HANDOFF_PREFIX) ||
+	    !frame_may_handoff(ag, f->name, name))
+		return 0;
+	memset(&stub, 0, sizeof(stub));
+	stub.name = name;
+	stub.flags = flags;
+	/* Without ORCH nothing here can run an orchestration skill. */
+	return HAVE_ORCH ? (f->orch != NULL ? orch_may_call(f, &stub) :
+	    !owned(ag, name)) : !(flags & SKILL_OSKILL);
+}
+
 /* The handoff_to_<skill> tools of frame f: the skills it may hand a task
- * to (all, or for an orchestrator those it is allowed). */
+ * to (all, or for an orchestrator those it is allowed); of an index the
+ * first CATALOG_TOP, and offered() lets it reach the others. */
 int
 frame_handoffs(struct agent *ag, struct frame *f, unsigned cap)
 {
@@ -86,40 +162,41 @@ frame_handoffs(struct agent *ag, struct frame *f, unsigned cap)
 	    "\"properties\":{\"task\":{\"type\":\"string\",\"description\":"
 	    "\"What the skill agent should do, with the details it needs.\"}},"
 	    "\"required\":[\"task\"]}";
-	unsigned i;
+	unsigned i, end = MIN(cap, f->ntools + frame_ncatalog(ag));
+	struct arena tmp;
+	int e = 0;
 
-	for (i = 0; i < ag->reg.n && f->ntools < cap; i++) {
-		const struct skill *sk = ag->reg.v[i];
+	arena_init(&tmp, "handoffs");
+	f->handoffs = 1;
+	for (i = 0; i < ag->reg.n && f->ntools < end && e == 0; i++) {
 		struct llm_tool *t = &f->tools[f->ntools];
+		const struct skill *sk;
 
-		/* Providers want tool names in [A-Za-z0-9_-]: a skill named
-		 * in another script is reached only inline. */
-		if (sk == f->skill || (sk->flags & SKILL_NO_MODEL) ||
-		    !skill_name_is_ascii(sk->name) ||
-		    strlen(sk->name) > 64 - strlen(HANDOFF_PREFIX) ||
-		    !frame_may_handoff(ag, f->name, sk->name))
-			continue;
-		/* Without ORCH nothing here can run an orchestration
-		 * skill. */
-		if (HAVE_ORCH ? (f->orch != NULL ? !orch_may_call(f, sk) :
-		    owned(ag, sk->name)) : skill_osk(sk) != NULL)
+		/* Decided on the name and flags: an index reads again only
+		 * the skills it offers. */
+		if (!frame_handoff_ok(ag, f, skill_reg_name(&ag->reg, i),
+		    skill_reg_flags(&ag->reg, i)) ||
+		    (sk = skill_reg_get(&ag->reg, i, &tmp)) == NULL)
 			continue;
 		t->name = arena_printf(f->a, HANDOFF_PREFIX "%s", sk->name);
 		t->description = arena_printf(f->a, "Hand a task to the '%s' "
 		    "skill agent: %s", sk->name, sk->description);
 		t->params = handoff_params;
 		if (t->name == NULL || t->description == NULL)
-			return -E_NOMEM;
-		f->ntools++;
+			e = -E_NOMEM;
+		else
+			f->ntools++;
+		arena_reset(&tmp);
 	}
-	return 0;
+	arena_reset(&tmp);
+	return e;
 }
 
 /* Tools and the system prompt of a frame. */
 int
 frame_setup(struct agent *ag, struct frame *f)
 {
-	unsigned cap = ag->reg.n + T__COUNT + 1 + (EXT(ag) != NULL ?
+	unsigned cap = frame_ncatalog(ag) + T__COUNT + 1 + (EXT(ag) != NULL ?
 	    TOOL_EXT_TOOLS : 0), i;
 	const struct tool_ext *x;
 	struct sbuf sb;
@@ -135,11 +212,7 @@ frame_setup(struct agent *ag, struct frame *f)
 		sbuf_adds(&sb, ag->cfg->instructions != NULL ?
 		    ag->cfg->instructions : default_instructions);
 		sbuf_adds(&sb, "\n\n# Skills\n");
-		for (i = 0; i < ag->reg.n; i++)
-			if (!(ag->reg.v[i]->flags & SKILL_NO_MODEL) &&
-			    !(HAVE_ORCH && owned(ag, ag->reg.v[i]->name)))
-				sbuf_printf(&sb, "- %s: %s\n", ag->reg.v[i]->name,
-				    ag->reg.v[i]->description);
+		catalog(ag, &sb);
 		if (ag->reg.n == 0)
 			sbuf_adds(&sb, "(none installed)\n");
 		if (ag->cfg->skill_inline) {

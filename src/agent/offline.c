@@ -155,20 +155,28 @@ offline_turn(struct agent *ag, const char *input, const char **final)
 	char *args, *so;
 	int sc, top = 0, human, hit;
 	size_t len = 0, n;
-	unsigned i;
+	unsigned i, top_i = 0;
+	struct arena tmp;
 
+	arena_init(&tmp, "offline");
 	for (i = 0; i < ag->reg.n; i++) {
-		const struct skill *sk = ag->reg.v[i];
+		const struct skill *sk;
 
 		/* disable-model-invocation: only a person starts it. */
-		if (sk->flags & SKILL_NO_MODEL)
+		if ((skill_reg_flags(&ag->reg, i) & SKILL_NO_MODEL) ||
+		    (sk = skill_reg_get(&ag->reg, i, &tmp)) == NULL)
 			continue;
 		sc = action(sk, input, &scr, &n);
 		hit = sc > 0;
 		sc += score(sk, input, &hit);
 		if (scr != NULL && hit && sc > top)
-			top = sc, best = sk, script = scr, len = n;
+			top = sc, top_i = i;
+		arena_reset(&tmp);
 	}
+	/* An index reads its skills one at a time: the best one again. */
+	if (top > 0 && (best = skill_find(&ag->reg, skill_reg_name(&ag->reg,
+	    top_i))) != NULL)
+		action(best, input, &script, &len);
 	if (best == NULL) {
 		*final = "No model is configured (offline mode), and no "
 		    "installed skill with a default action matches the "

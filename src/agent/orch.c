@@ -113,7 +113,7 @@ int
 orch_setup(struct agent *ag, struct frame *f)
 {
 	struct orch *o = f->orch;
-	unsigned cap = ag->reg.n + 4, i;
+	unsigned cap = frame_ncatalog(ag) + 4, i;
 	struct sbuf sb;
 	struct str sec;
 	char *fm;

@@ -19,19 +19,20 @@
 
 static int	mcp_init(struct agent *);
 
+static int
+only_has(void *ctx, const char *name)
+{
+	const struct agent *ag = ctx;
+
+	return str_word_in(ag->o.only, name);
+}
+
 /* Keep only the skills named in o.only (the array stays sorted). */
 void
 setup_only_skills(struct agent *ag)
 {
-	const char *w = ag->o.only;
-	unsigned i, k;
-
-	if (w == NULL)
-		return;
-	for (i = k = 0; i < ag->reg.n; i++)
-		if (str_word_in(w, ag->reg.v[i]->name))
-			ag->reg.v[k++] = ag->reg.v[i];
-	ag->reg.n = k;
+	if (ag->o.only != NULL)
+		skill_reg_filter(&ag->reg, only_has, ag);
 }
 
 static const char *
@@ -353,11 +354,14 @@ mcp_init(struct agent *ag)
 		if (ag->o.only == NULL || only_mcp(ag, c->mcp[i].name))
 			v[n++] = c->mcp[i];
 	for (i = 0; i < ag->reg.n; i++) {
-		const struct skill *sk = ag->reg.v[i];
+		const struct skill *sk = NULL;
 		struct arena_mark m = arena_mark(&ag->turn);
 
-		if (!(sk->flags & SKILL_MCP) || skill_load(sk, &ag->turn, &fm,
-		    &body, &bl) != 0 || fm == NULL || fm_parse(&ag->turn, fm,
+		/* The few MCP skills of an index are read again here. */
+		if (!(skill_reg_flags(&ag->reg, i) & SKILL_MCP) || (sk =
+		    skill_find(&ag->reg, skill_reg_name(&ag->reg, i))) ==
+		    NULL || skill_load(sk, &ag->turn, &fm, &body, &bl) != 0 ||
+		    fm == NULL || fm_parse(&ag->turn, fm,
 		    strlen(fm), 1, &root, &fe) != 0 || (nd = fm_get(root,
 		    "mcp_servers")) == NULL || (e = mcp_parse(ag->perm, nd,
 		    sk->dir, sk->name, &sv, &sn, &line, why, sizeof(why))) != 0) {

@@ -195,6 +195,7 @@ static void
 tools_list(struct agent *ag, struct json_writer *w)
 {
 	const struct skill_reg *reg = agent_reg(ag);
+	struct arena tmp;
 	unsigned i;
 
 	json_key(w, "tools");
@@ -202,15 +203,19 @@ tools_list(struct agent *ag, struct json_writer *w)
 	tool(w, "read_skill_file", "Read a file of a skill: its SKILL.md "
 	    "says what its scripts do.", 2);
 	tool(w, "list_skill_files", "List the files of a skill.", 1);
+	arena_init(&tmp, "mcp tools");
 	for (i = 0; i < reg->n; i++) {
-		const struct skill *sk = reg->v[i];
+		/* An index reads each skill again: in tmp, gone once
+		 * written. */
+		const struct skill *sk = skill_reg_get(reg, i, &tmp);
 
-		if ((sk->flags & SKILL_NO_MODEL) || skill_osk(sk) != NULL ||
-		    !skill_name_is_ascii(sk->name) || strlen(sk->name) > 64)
-			continue;
-		tool(w, sk->name, arena_printf(&app.perm, "%s (Runs one of "
-		    "the skill's scripts on this device, in the sandbox.)",
-		    sk->description), 0);
+		if (sk != NULL && !(sk->flags & SKILL_NO_MODEL) &&
+		    skill_osk(sk) == NULL && skill_name_is_ascii(sk->name) &&
+		    strlen(sk->name) <= 64)
+			tool(w, sk->name, arena_printf(&tmp, "%s (Runs one of "
+			    "the skill's scripts on this device, in the "
+			    "sandbox.)", sk->description), 0);
+		arena_reset(&tmp);
 	}
 	json_end_arr(w);
 }

@@ -67,6 +67,8 @@ struct walk {
 	unsigned short	 root;
 	struct arena	*keep;			/* W_KEEP: new registry */
 	struct skill	**v;			/* on the heap */
+	struct skill_ix	**ix;			/* instead of v, past
+						 * SKILL_FULL_MAX skills */
 	unsigned	 n, cap;
 	skill_each_fn	 fn;			/* W_EACH; NULL: check */
 	void		*ctx;
@@ -152,29 +154,155 @@ root_name(struct walk *w)
 	return realpath(w->path, w->real) != NULL ? base_name(w->real) : b;
 }
 
+/* Room in the array being filled (v or ix) for one more. */
 static int
-push(struct walk *w, struct skill *sk)
+grow(struct walk *w)
 {
-	struct skill **nv;
 	unsigned ncap;
+	void *nv;
 
-	if (w->n == w->cap) {
-		if (w->n >= SKILL_MAX_COUNT)
-			return -E_LIMIT;
-		ncap = w->cap ? w->cap * 2 : 64;
-		if ((nv = mem_realloc(w->v, ncap * sizeof(*nv))) == NULL)
-			return -E_NOMEM;
+	if (w->n < w->cap)
+		return 0;
+	if (w->n >= SKILL_MAX_COUNT)
+		return -E_LIMIT;
+	ncap = w->cap ? w->cap * 2 : 64;
+	nv = w->ix != NULL ? mem_realloc(w->ix, ncap * sizeof(*w->ix)) :
+	    mem_realloc(w->v, ncap * sizeof(*w->v));
+	if (nv == NULL)
+		return -E_NOMEM;
+	if (w->ix != NULL)
+		w->ix = nv;
+	else
 		w->v = nv;
-		w->cap = ncap;
-	}
-	w->v[w->n++] = sk;
+	w->cap = ncap;
 	return 0;
 }
 
-/* Copy a parsed skill into the new registry as one block, the struct and
- * then its strings, and index it. */
+/* The index of a large registry: a record per skill, the name and the
+ * folder below its root ("" when it is the name, "." for the root
+ * itself) one after the other in s. */
+struct skill_ix {
+	unsigned	 flags;
+	unsigned char	 root;
+	char		 s[];
+};
+
+/* The skills of an index read again, kept until the next scan. */
+struct skill_got {
+	const struct skill_ix	*x;
+	struct skill		*sk;
+	struct skill_got	*next;
+};
+
+struct skill_lazy {
+	struct arena		*a;		/* the live registry's */
+	struct skill_got	*got;
+};
+
+static const char *
+ix_rel(const struct skill_ix *x)
+{
+	return x->s + strlen(x->s) + 1;
+}
+
+static size_t
+ix_size(const struct skill_ix *x)
+{
+	const char *rel = ix_rel(x);
+
+	return (size_t)(rel - (const char *)x) + strlen(rel) + 1;
+}
+
+/* Where skill_reg_scan took `dir` from: its root, as the walk trims it. */
+static size_t
+root_len(const char *root)
+{
+	size_t n = strlen(root);
+
+	while (n > 1 && root[n - 1] == '/')
+		n--;
+	return n;
+}
+
+/* The index record of sk, in a. */
+static struct skill_ix *
+ix_new(struct arena *a, const struct skill_reg *r, const struct skill *sk)
+{
+	size_t rl = root_len(r->roots[sk->root]), nn = strlen(sk->name) + 1;
+	const char *rel = sk->dir + rl;
+	struct skill_ix *x;
+	size_t n;
+
+	if (*rel == '/')
+		rel++;
+	if (*rel == '\0')
+		rel = ".";
+	else if (strcmp(rel, sk->name) == 0)
+		rel = "";
+	n = strlen(rel) + 1;
+	if ((x = arena_alloc(a, sizeof(*x) + nn + n)) == NULL)
+		return NULL;
+	x->flags = sk->flags;
+	x->root = (unsigned char)sk->root;
+	memcpy(x->s, sk->name, nn);
+	memcpy(x->s + nn, rel, n);
+	return x;
+}
+
+/* The folder of x, as the scan found it, in buf. -1 when too long. */
 static int
-keep(struct walk *w, const struct skill_osk *o)
+ix_dir(const struct skill_reg *r, const struct skill_ix *x, char *buf,
+    size_t cap)
+{
+	const char *root = r->roots[x->root], *rel = ix_rel(x);
+	size_t rl = root_len(root);
+	int n;
+
+	if (strcmp(rel, ".") == 0)
+		n = snprintf(buf, cap, "%.*s", (int)rl, root);
+	else
+		n = snprintf(buf, cap, "%.*s%s%s", (int)rl, root,
+		    root[rl - 1] == '/' ? "" : "/", *rel ? rel : x->s);
+	return n >= 0 && (size_t)n < cap ? 0 : -1;
+}
+
+/* Past SKILL_FULL_MAX skills: the registry becomes an index. The whole
+ * skills kept so far make way for their records. */
+static int
+to_index(struct walk *w)
+{
+	struct skill_ix **ix, *x;
+	struct arena tmp;
+	unsigned i;
+	int e = -E_NOMEM;
+
+	arena_init(&tmp, "index");
+	if ((ix = mem_alloc(w->cap * sizeof(*ix))) == NULL)
+		return -E_NOMEM;
+	for (i = 0; i < w->n; i++)
+		if ((ix[i] = ix_new(&tmp, w->r, w->v[i])) == NULL)
+			goto out;
+	arena_reset(w->keep);
+	for (i = 0; i < w->n; i++) {
+		if ((x = arena_alloc(w->keep, ix_size(ix[i]))) == NULL)
+			goto out;
+		ix[i] = memcpy(x, ix[i], ix_size(ix[i]));
+	}
+	mem_free(w->v);
+	w->v = NULL;
+	w->ix = ix;
+	ix = NULL;
+	e = 0;
+out:
+	mem_free(ix);
+	arena_reset(&tmp);
+	return e;
+}
+
+/* Copy a parsed skill into a as one block, the struct and then its
+ * strings. */
+static struct skill *
+skill_copy(struct arena *a, const struct skill_osk *o)
 {
 	const struct skill *s = &o->sk;
 	int osk = (s->flags & SKILL_OSKILL) != 0, share, i;
@@ -186,7 +314,6 @@ keep(struct walk *w, const struct skill_osk *o)
 	struct skill_osk *k;
 	const char **dst[9];
 	char *c;
-	int e;
 
 	share = strcmp(base, s->name) == 0;	/* the usual case */
 	for (i = 0; i < 9; i++) {
@@ -194,8 +321,8 @@ keep(struct walk *w, const struct skill_osk *o)
 		    strlen(src[i]) + 1 : 0;
 		total += len[i];
 	}
-	if ((k = arena_alloc(w->keep, total)) == NULL)
-		return -E_NOMEM;
+	if ((k = arena_alloc(a, total)) == NULL)
+		return NULL;
 	memcpy(k, o, hdr);
 	dst[0] = &k->sk.dir;
 	dst[1] = &k->sk.name;
@@ -211,10 +338,36 @@ keep(struct walk *w, const struct skill_osk *o)
 			*dst[i] = memcpy(c, src[i], len[i]);
 	if (share)
 		k->sk.name = k->sk.dir + (base - s->dir);
-	if ((e = push(w, &k->sk)) == -E_LIMIT)
-		reg_diag(w, s->dir, "limit", "more than %d skills: the rest "
-		    "are ignored", SKILL_MAX_COUNT);
-	return e;
+	return &k->sk;
+}
+
+/* Keep a parsed skill in the registry being built: whole, or its record
+ * in the index. */
+static int
+keep(struct walk *w, const struct skill_osk *o)
+{
+	struct skill_ix *x;
+	struct skill *sk;
+	int e;
+
+	if (w->ix == NULL && w->n == SKILL_FULL_MAX && (e = to_index(w)) != 0)
+		return e;
+	if ((e = grow(w)) != 0) {
+		if (e == -E_LIMIT)
+			reg_diag(w, o->sk.dir, "limit", "more than %d skills: "
+			    "the rest are ignored", SKILL_MAX_COUNT);
+		return e;
+	}
+	if (w->ix != NULL) {
+		if ((x = ix_new(w->keep, w->r, &o->sk)) == NULL)
+			return -E_NOMEM;
+		w->ix[w->n++] = x;
+	} else {
+		if ((sk = skill_copy(w->keep, o)) == NULL)
+			return -E_NOMEM;
+		w->v[w->n++] = sk;
+	}
+	return 0;
 }
 
 static void
@@ -385,6 +538,50 @@ cmp_skill(const void *a, const void *b)
 	return strcmp(x->dir, y->dir);
 }
 
+/* The folder below the root, to order an index as cmp_skill orders
+ * whole skills: the root itself first. */
+static const char *
+ix_order(const struct skill_ix *x)
+{
+	const char *rel = ix_rel(x);
+
+	return strcmp(rel, ".") == 0 ? "" : *rel ? rel : x->s;
+}
+
+static int
+cmp_ix(const void *a, const void *b)
+{
+	const struct skill_ix *x = *(struct skill_ix *const *)a;
+	const struct skill_ix *y = *(struct skill_ix *const *)b;
+	int c = strcmp(x->s, y->s);
+
+	if (c != 0)
+		return c;
+	if (x->root != y->root)
+		return x->root < y->root ? -1 : 1;
+	return strcmp(ix_order(x), ix_order(y));
+}
+
+/* see skill.h */
+const char *
+skill_reg_name(const struct skill_reg *r, unsigned i)
+{
+	return r->ix != NULL ? r->ix[i]->s : r->v[i]->name;
+}
+
+/* see skill.h */
+unsigned
+skill_reg_flags(const struct skill_reg *r, unsigned i)
+{
+	return r->ix != NULL ? r->ix[i]->flags : r->v[i]->flags;
+}
+
+static unsigned
+reg_root(const struct skill_reg *r, unsigned i)
+{
+	return r->ix != NULL ? r->ix[i]->root : r->v[i]->root;
+}
+
 /* see skill.h */
 const struct skill_osk *
 skill_osk(const struct skill *sk)
@@ -415,56 +612,85 @@ skill_reg_init(struct skill_reg *r, const char *const *roots,
 /* Keep one skill per name: the one from the latest root; inside a root,
  * the first folder in path order. */
 static void
-dedup(struct walk *w)
+dedup(struct walk *w, struct skill_reg *r)
 {
-	struct skill **v = w->v;
 	unsigned i, j, k, win;
+	const char *a, *b;
 
-	if (w->n > 1)
-		qsort(v, w->n, sizeof(*v), cmp_skill);
+	r->v = w->v;
+	r->ix = w->ix;
+	r->n = w->n;
+	if (w->n > 1 && w->ix != NULL)
+		qsort(w->ix, w->n, sizeof(*w->ix), cmp_ix);
+	else if (w->n > 1)
+		qsort(w->v, w->n, sizeof(*w->v), cmp_skill);
 	for (i = j = 0; i < w->n; i = k) {
-		for (k = i + 1; k < w->n && strcmp(v[k]->name, v[i]->name) == 0;
-		    k++)
+		for (k = i + 1; k < w->n && strcmp(skill_reg_name(r, k),
+		    skill_reg_name(r, i)) == 0; k++)
 			;
 		win = k - 1;
-		while (win > i && v[win - 1]->root == v[k - 1]->root)
+		while (win > i && reg_root(r, win - 1) == reg_root(r, k - 1))
 			win--;
-		for (; i < k; i++)
-			if (i != win)
-				reg_diag(w, v[i]->dir, "override", "skill '%s' "
-				    "here is %s %s", v[i]->name,
-				    v[i]->root == v[win]->root ?
-				    "a duplicate of" : "overridden by",
-				    v[win]->dir);
-		v[j++] = v[win];
+		for (; i < k; i++) {
+			if (i == win || r->diag == NULL)
+				continue;
+			a = w->v != NULL ? w->v[i]->dir : w->path;
+			b = w->v != NULL ? w->v[win]->dir : w->cut;
+			if (w->ix != NULL && (ix_dir(r, w->ix[i], w->path,
+			    sizeof(w->path)) != 0 || ix_dir(r, w->ix[win],
+			    w->cut, sizeof(w->cut)) != 0))
+				continue;
+			reg_diag(w, a, "override", "skill '%s' here is %s %s",
+			    skill_reg_name(r, i), reg_root(r, i) ==
+			    reg_root(r, win) ? "a duplicate of" :
+			    "overridden by", b);
+		}
+		if (w->ix != NULL)
+			w->ix[j++] = w->ix[win];
+		else
+			w->v[j++] = w->v[win];
 	}
 	w->n = j;
 }
 
-/* Build the registry into `next`. */
+/* Build the registry into `next`: its v or ix, n, lazy and stamp in *nr
+ * (a copy of r). */
 static int
-build(struct skill_reg *r, struct arena *next, struct skill ***v,
-    unsigned *n, uint64_t *stamp)
+build(struct skill_reg *r, struct arena *next, struct skill_reg *nr)
 {
-	struct skill **nv;
 	struct arena tmp;
 	struct walk *w;
+	void *nv;
 	int e;
 
 	arena_init(&tmp, "scan");
+	*nr = *r;
+	nr->lazy = NULL;
 	if ((w = walk_new(&tmp, r, W_KEEP)) == NULL)
 		return -E_NOMEM;
 	w->keep = next;
-	if ((e = walk_roots(w)) == 0) {
-		dedup(w);
-		if (w->n > 0 && w->n < w->cap &&	/* give the tail back */
-		    (nv = mem_realloc(w->v, w->n * sizeof(*nv))) != NULL)
+	if ((e = walk_roots(w)) == 0 && w->ix != NULL &&
+	    (nr->lazy = arena_zalloc(next, sizeof(*nr->lazy))) == NULL)
+		e = -E_NOMEM;
+	if (e == 0) {
+		dedup(w, nr);
+		nv = w->n == 0 || w->n == w->cap ? NULL : w->ix != NULL ?
+		    mem_realloc(w->ix, w->n * sizeof(*w->ix)) :
+		    mem_realloc(w->v, w->n * sizeof(*w->v));
+		if (nv != NULL && w->ix != NULL)	/* give the tail back */
+			w->ix = nv;
+		else if (nv != NULL)
 			w->v = nv;
-		*v = w->v;
-		*n = w->n;
-		*stamp = w->stamp;
-	} else
+		nr->v = w->v;
+		nr->ix = w->ix;
+		nr->n = w->n;
+		nr->stamp = w->stamp;
+		if (nr->lazy != NULL)
+			nr->lazy->a = next;
+	} else {
 		mem_free(w->v);
+		mem_free(w->ix);
+	}
 	arena_reset(&tmp);
 	return e;
 }
@@ -474,27 +700,28 @@ int
 skill_reg_scan(struct skill_reg *r)
 {
 	struct arena *next = &r->a[r->cur ^ 1];
-	struct skill **v = NULL;
-	unsigned n = 0;
-	uint64_t stamp = 0;
+	struct skill_reg nr;
 	int e;
 
 	arena_reset(next);
-	e = build(r, next, &v, &n, &stamp);
+	e = build(r, next, &nr);
 	if (e == -E_NOMEM && r->n > 0) {
 		/* Old and new do not fit side by side: drop the old. */
 		skill_reg_free(r);
 		next = &r->a[r->cur ^ 1];
-		e = build(r, next, &v, &n, &stamp);
+		e = build(r, next, &nr);
 	}
 	if (e != 0) {
 		arena_reset(next);
 		return e;
 	}
 	mem_free(r->v);
-	r->v = v;
-	r->n = n;
-	r->stamp = stamp;
+	mem_free(r->ix);
+	r->v = nr.v;
+	r->ix = nr.ix;
+	r->lazy = nr.lazy;
+	r->n = nr.n;
+	r->stamp = nr.stamp;
 	arena_reset(&r->a[r->cur]);
 	r->cur ^= 1;
 	return 0;
@@ -538,7 +765,10 @@ skill_reg_free(struct skill_reg *r)
 	arena_reset(&r->a[0]);
 	arena_reset(&r->a[1]);
 	mem_free(r->v);
+	mem_free(r->ix);
 	r->v = NULL;
+	r->ix = NULL;
+	r->lazy = NULL;
 	r->n = 0;
 	r->stamp = 0;
 }
@@ -561,24 +791,107 @@ skill_reg_each(const struct skill_reg *r, skill_each_fn fn, void *ctx)
 	return e;
 }
 
-/* see skill.h */
-struct skill *
-skill_find(const struct skill_reg *r, const char *name)
+/* Read the skill of the record x again from its file, into a. NULL when
+ * it no longer reads as that skill, or memory ran out. */
+static struct skill *
+ix_load(const struct skill_reg *r, const struct skill_ix *x, struct arena *a)
+{
+	struct skill *sk = NULL;
+	struct skill_osk o;
+	struct arena tmp;
+	struct parse p;
+	const char *folder;
+	char *dir, *real;
+	int which = x->flags & SKILL_OSKILL ? 2 :
+	    x->flags & SKILL_LOWERCASE ? 1 : 0;
+
+	arena_init(&tmp, "load");
+	if ((dir = arena_alloc(&tmp, 2 * PATH_MAX)) == NULL ||
+	    ix_dir(r, x, dir, PATH_MAX) != 0)
+		goto out;
+	real = dir + PATH_MAX;
+	folder = base_name(dir);
+	if (strcmp(ix_rel(x), ".") == 0 && (strcmp(folder, ".") == 0 ||
+	    strcmp(folder, "..") == 0) && realpath(dir, real) != NULL)
+		folder = base_name(real);	/* as root_name() does */
+	memset(&p, 0, sizeof(p));
+	memset(&o, 0, sizeof(o));
+	p.a = p.tmp = &tmp;
+	p.strict = r->strict;
+	if (skill_parse(&p, dir, folder, which, &o) == 0 &&
+	    strcmp(o.sk.name, x->s) == 0) {
+		o.sk.root = x->root;
+		sk = skill_copy(a, &o);
+	}
+out:
+	arena_reset(&tmp);
+	return sk;
+}
+
+/* The position of `name` in r, or -1. */
+static long
+reg_pos(const struct skill_reg *r, const char *name)
 {
 	unsigned lo = 0, hi = r->n, mid;
 	int c;
 
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
-		c = strcmp(name, r->v[mid]->name);
+		c = strcmp(name, skill_reg_name(r, mid));
 		if (c == 0)
-			return r->v[mid];
+			return mid;
 		if (c < 0)
 			hi = mid;
 		else
 			lo = mid + 1;
 	}
-	return NULL;
+	return -1;
+}
+
+/* see skill.h */
+struct skill *
+skill_find(const struct skill_reg *r, const char *name)
+{
+	long i = reg_pos(r, name);
+	struct skill_got *g;
+
+	if (i < 0 || r->ix == NULL)
+		return i < 0 ? NULL : r->v[i];
+	for (g = r->lazy->got; g != NULL; g = g->next)
+		if (g->x == r->ix[i])
+			return g->sk;
+	if ((g = arena_alloc(r->lazy->a, sizeof(*g))) == NULL ||
+	    (g->sk = ix_load(r, r->ix[i], r->lazy->a)) == NULL)
+		return NULL;
+	g->x = r->ix[i];
+	g->next = r->lazy->got;
+	r->lazy->got = g;
+	return g->sk;
+}
+
+/* see skill.h */
+const struct skill *
+skill_reg_get(const struct skill_reg *r, unsigned i, struct arena *a)
+{
+	return r->ix != NULL ? ix_load(r, r->ix[i], a) : r->v[i];
+}
+
+/* see skill.h */
+void
+skill_reg_filter(struct skill_reg *r, int (*want)(void *ctx,
+    const char *name), void *ctx)
+{
+	unsigned i, k;
+
+	for (i = k = 0; i < r->n; i++) {
+		if (!want(ctx, skill_reg_name(r, i)))
+			continue;
+		if (r->ix != NULL)
+			r->ix[k++] = r->ix[i];
+		else
+			r->v[k++] = r->v[i];
+	}
+	r->n = k;
 }
 
 /* A no-skill finding that says only what is true: a search cut by a

@@ -21,9 +21,10 @@
 #define SKILL_COMPAT_MAX	500		/* characters */
 #define SKILL_FM_MAX		(32u << 10)	/* front-matter bytes */
 #define SKILL_FILE_MAX		(1u << 20)	/* SKILL.md bytes */
-#define SKILL_MAX_COUNT		20000		/* skills per registry */
+#define SKILL_MAX_COUNT		100000		/* skills per registry */
 #define SKILL_MAX_DEPTH		6		/* folder levels below a root */
-#define SKILL_MAX_ENTRIES	50000		/* directory entries read per scan */
+#define SKILL_MAX_ENTRIES	200000		/* directory entries read per scan */
+#define SKILL_FULL_MAX		256		/* skills kept whole; more: an index */
 #define SKILL_MAX_ROOTS		16
 #define SKILL_RES_MAX		256		/* resource files listed */
 #define SKILL_RES_DEPTH		6
@@ -88,10 +89,21 @@ enum skill_sev { SKILL_WARN, SKILL_ERROR, SKILL_FATAL };
 typedef void (*skill_diag_fn)(void *ctx, enum skill_sev sev, const char *file,
     unsigned line, const char *rule, const char *msg);
 
+/* A registry of more than SKILL_FULL_MAX skills keeps only an index:
+ * per skill its name, flags and folder, about 40 bytes where the whole
+ * skill takes 300 and more. What else a skill says is read from its file
+ * again when it is asked for (skill_find, skill_reg_get). */
+struct skill_ix;
+struct skill_lazy;
+
 struct skill_reg {
 	const char	*roots[SKILL_MAX_ROOTS];
 	unsigned	 nroots;
-	struct skill	**v;		/* sorted by name; on the heap */
+	struct skill	**v;		/* sorted by name; on the heap; NULL
+					 * when the registry is an index */
+	struct skill_ix	**ix;		/* the index, sorted by name; on the
+					 * heap; NULL when v is kept */
+	struct skill_lazy *lazy;	/* index: the skills read again */
 	unsigned	 n;
 	struct arena	 a[2];		/* the live registry and the next one */
 	unsigned	 cur;
@@ -140,7 +152,24 @@ void	skill_reg_free(struct skill_reg *r);
 typedef int (*skill_each_fn)(void *ctx, const struct skill *sk);
 int	skill_reg_each(const struct skill_reg *r, skill_each_fn fn, void *ctx);
 
+/* The skill named `name`, or NULL. In an index the skill is read from its
+ * file the first time (NULL too when it no longer reads as that skill, or
+ * memory ran out); it lives until the next scan, as the others do. */
 struct skill *skill_find(const struct skill_reg *r, const char *name);
+
+/* The name and the flags of the i-th skill (i < r->n), in name order,
+ * whatever the registry keeps. */
+const char *skill_reg_name(const struct skill_reg *r, unsigned i);
+unsigned skill_reg_flags(const struct skill_reg *r, unsigned i);
+
+/* The i-th skill whole: r->v[i], or from an index read again into `a`
+ * (lives as `a` does). NULL as skill_find. */
+const struct skill *skill_reg_get(const struct skill_reg *r, unsigned i,
+	    struct arena *a);
+
+/* Keep only the skills for which want(ctx, name) is true, in order. */
+void	skill_reg_filter(struct skill_reg *r, int (*want)(void *ctx,
+	    const char *name), void *ctx);
 
 /* Check one skill folder, or every skill folder below it, strictly, as
  * `skills validate` does: every finding goes to diag. A path to a SKILL.md

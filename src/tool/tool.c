@@ -22,6 +22,8 @@
  * (an empty parameters text: built at run time). */
 #include "tooldefs_lz.h"
 
+#define LIST_MAX	50	/* skills in one list_skills answer (index) */
+
 /* see tool.h */
 const char tool_no_net_note[] = "note: this skill has no network (its "
     "allowed-tools has no WebFetch): a failed connection or name lookup "
@@ -80,12 +82,19 @@ tool_def_activate(struct arena *a, const struct skill_reg *reg,
 	json_key(&w, "name");
 	json_begin_obj(&w);
 	json_kstr(&w, "type", "string");
-	json_key(&w, "enum");
-	json_begin_arr(&w);
-	for (i = 0; i < reg->n; i++)
-		if (!(reg->v[i]->flags & SKILL_NO_MODEL))
-			json_put_str(&w, reg->v[i]->name);
-	json_end_arr(&w);
+	if (reg->ix != NULL) {
+		/* An index is too large to list: the model names one from
+		 * the catalog or from list_skills. */
+		json_kstr(&w, "description", "The skill's name, as the "
+		    "catalog or list_skills gives it.");
+	} else {
+		json_key(&w, "enum");
+		json_begin_arr(&w);
+		for (i = 0; i < reg->n; i++)
+			if (!(reg->v[i]->flags & SKILL_NO_MODEL))
+				json_put_str(&w, reg->v[i]->name);
+		json_end_arr(&w);
+	}
 	json_end_obj(&w);
 	json_end_obj(&w);
 	json_key(&w, "required");
@@ -546,6 +555,50 @@ t_run_skill_script(struct call *c)
 	return run_result(c, &p, &r);
 }
 
+/* A skill of an index, read again, on one line of sb when it matches q;
+ * past LIST_MAX lines only counted in *more. */
+static void
+list_ix(struct sbuf *sb, const struct skill *sk, const char *q,
+    unsigned *shown, unsigned *more)
+{
+	const char *d;
+
+	if (q != NULL && *q != '\0' && strstr(sk->name, q) == NULL &&
+	    strstr(sk->description, q) == NULL)
+		return;
+	if (*shown == LIST_MAX) {
+		++*more;
+		return;
+	}
+	sbuf_printf(sb, "- %s: ", sk->name);
+	for (d = sk->description; *d != '\0'; d++)
+		sbuf_addc(sb, (unsigned char)*d < ' ' ? ' ' : *d);
+	sbuf_addc(sb, '\n');
+	++*shown;
+}
+
+/* list_skills of an index: every skill is read again (a file each), and
+ * the answer stops at LIST_MAX skills. */
+static void
+list_index(struct call *c, struct sbuf *sb, const char *q)
+{
+	const struct skill_reg *reg = c->env->reg;
+	const struct skill *sk;
+	unsigned i, shown = 0, more = 0;
+	struct arena tmp;
+
+	arena_init(&tmp, "list");
+	for (i = 0; i < reg->n; i++) {
+		if (!(skill_reg_flags(reg, i) & SKILL_NO_MODEL) &&
+		    (sk = skill_reg_get(reg, i, &tmp)) != NULL)
+			list_ix(sb, sk, q, &shown, &more);
+		arena_reset(&tmp);
+	}
+	if (more > 0)
+		sbuf_printf(sb, "(%u more match: a narrower query shows "
+		    "them)\n", more);
+}
+
 static int
 t_list_skills(struct call *c)
 {
@@ -555,7 +608,9 @@ t_list_skills(struct call *c)
 	unsigned i;
 
 	sbuf_init(&sb, c->a, 0);
-	for (i = 0; i < reg->n; i++) {
+	if (reg->ix != NULL)
+		list_index(c, &sb, q);
+	for (i = 0; reg->ix == NULL && i < reg->n; i++) {
 		const struct skill *sk = reg->v[i];
 
 		if (sk->flags & SKILL_NO_MODEL)

@@ -266,7 +266,7 @@ many_tmp(int n)
 static void
 catalog_cost(void)
 {
-	const char *d = many_tmp(400);
+	const char *d = many_tmp(SKILL_FULL_MAX);
 	const char *roots[1];
 	struct skill_reg r;
 	size_t base, per, want;
@@ -277,8 +277,11 @@ catalog_cost(void)
 	base = mem_used();
 	T(skill_reg_init(&r, roots, 1, NULL, NULL) == 0);
 	T(skill_reg_scan(&r) == 0);
-	T_EQI(r.n, 400);
-	per = (mem_used() - base) / 400;
+	T_EQI(r.n, SKILL_FULL_MAX);
+	T(r.v != NULL && r.ix == NULL);
+	if (r.v == NULL)
+		return;
+	per = (mem_used() - base) / SKILL_FULL_MAX;
 	want = (sizeof(struct skill) + strlen(r.v[0]->dir) + 1 +
 	    strlen(r.v[0]->description) + 1 + 7) / 8 * 8 +
 	    sizeof(struct skill *);
@@ -292,12 +295,56 @@ catalog_cost(void)
 	rm_rf(tmpl);
 }
 
+/* Past SKILL_FULL_MAX skills the registry is an index: the name, flags
+ * and folder of each (the folder is the name's bytes in the usual
+ * layout), 8 bytes of record and its slot. A skill asked for is read
+ * again, once, whole. */
+static void
+index_cost(void)
+{
+	const char *d = many_tmp(2000);
+	const struct skill *sk;
+	const char *roots[1];
+	struct skill_reg r;
+	struct arena a;
+	size_t base, per, want;
+
+	if (d == NULL)
+		return;
+	roots[0] = d;
+	base = mem_used();
+	T(skill_reg_init(&r, roots, 1, NULL, NULL) == 0);
+	T(skill_reg_scan(&r) == 0);
+	T_EQI(r.n, 2000);
+	T(r.v == NULL && r.ix != NULL);
+	per = (mem_used() - base) / 2000;
+	want = (8 + strlen("s0000") + 2 + 7) / 8 * 8 + sizeof(void *);
+	if (per > want + 4)
+		t_fail(__FILE__, __LINE__, "%zu bytes per skill, want %zu",
+		    per, want);
+	T_EQS(skill_reg_name(&r, 1999), "s1999");
+	sk = skill_find(&r, "s1234");
+	T(sk != NULL && sk == skill_find(&r, "s1234"));
+	T(sk != NULL && strcmp(sk->description, "Skill of the memory test.")
+	    == 0 && strcmp(sk->name, "s1234") == 0);
+	T(sk != NULL && strcmp(sk->dir + strlen(d), "/s1234") == 0);
+	T(skill_find(&r, "s2000") == NULL);
+	arena_init(&a, "test");
+	sk = skill_reg_get(&r, 7, &a);
+	T(sk != NULL && strcmp(sk->name, "s0007") == 0);
+	arena_reset(&a);
+	skill_reg_free(&r);
+	T_EQI(mem_used(), base);
+	rm_rf(tmpl);
+}
+
 /* A rescan when the old and the new registry do not fit side by side
- * drops the old one first instead of failing. */
+ * drops the old one first instead of failing (whole skills: fewer than
+ * SKILL_FULL_MAX). */
 static void
 rescan_tight(void)
 {
-	const char *d = many_tmp(300);
+	const char *d = many_tmp(250);
 	const char *roots[1];
 	struct skill_reg r;
 	char text[256];
@@ -317,7 +364,7 @@ rescan_tight(void)
 	T(skill_reg_refresh(&r, &changed) == 0);
 	mem_set_limit(0);
 	T(changed);
-	T_EQI(r.n, 300);
+	T_EQI(r.n, 250);
 	T(skill_find(&r, "s0000") != NULL &&
 	    strcmp(skill_find(&r, "s0000")->description, "Edited.") == 0);
 	skill_reg_free(&r);
@@ -368,6 +415,7 @@ static const struct unit_case cases[] = {
 	{ "paths_confined", paths_confined },
 	{ "scan_out_of_memory", scan_out_of_memory },
 	{ "catalog_cost", catalog_cost },
+	{ "index_cost", index_cost },
 	{ "rescan_tight", rescan_tight },
 	{ "each_streams", each_streams },
 };
