@@ -18,6 +18,7 @@
 #include "skill/hook.h"
 #include "fmt/json.h"
 #include "llm/llm.h"
+#include "net/mqtt.h"
 #include "base/log.h"
 #include "skill/mcp_spec.h"
 #include "sandbox/sandbox.h"
@@ -29,7 +30,8 @@ enum ktype {
 	K_SECTION, K_STR, K_PATH, K_URL, K_ENV, K_PROVIDER, K_BOOL, K_MEM,
 	K_SIZE, K_UINT, K_ULONG, K_MONEY, K_DIRS, K_MODE, K_HANDOFFS, K_PRICES,
 	K_TOOLS, K_LAYERS, K_USER, K_ENVS, K_CREATE, K_TOKENS, K_LOGTO,
-	K_NAMES, K_HOOKS, K_MCP, K_HOSTS, K_OFF
+	K_NAMES, K_HOOKS, K_MCP, K_HOSTS, K_MQTT, K_FLEET, K_FLEETS, K_TOPIC,
+	K_MQTTV, K_OFF
 };
 
 /* The switches of features a key may need (K_OFF: min is one). */
@@ -163,6 +165,23 @@ static const struct key keys[] = {
 #else
 	{ "jobs", OFF(S_JOBS) },
 #endif
+	{ "mqtt", K_SECTION, 0, 0, 0, 0 },
+	{ "mqtt.broker", K_MQTT, F(mqtt.broker), 0, 0, 0 },
+	{ "mqtt.ca", K_PATH, F(mqtt.ca), 0, 0, 0 },
+	{ "mqtt.cert", K_PATH, F(mqtt.cert), 0, 0, 0 },
+	{ "mqtt.key", K_PATH, F(mqtt.key), 0, 0, 0 },
+	{ "mqtt.username", K_STR, F(mqtt.username), 0, 0, 0 },
+	{ "mqtt.password_file", K_PATH, F(mqtt.password_file), 0, 0, 0 },
+	{ "mqtt.password_env", K_ENV, F(mqtt.password_env), 0, 0, 0 },
+	{ "mqtt.client_id", K_FLEET, F(mqtt.client_id), 0, 0, 0 },
+	{ "mqtt.keepalive", K_UINT, F(mqtt.keepalive), 0, 5, 3600 },
+	{ "mqtt.root", K_TOPIC, F(mqtt.root), 0, 0, 0 },
+	{ "mqtt.prefix", K_TOPIC, F(mqtt.prefix), 0, 0, 0 },
+	{ "mqtt.groups", K_FLEETS, L(mqtt.groups, mqtt.ngroups) },
+	{ "mqtt.queues", K_FLEETS, L(mqtt.queues, mqtt.nqueues) },
+	{ "mqtt.version", K_MQTTV, F(mqtt.version), 0, 0, 0 },
+	{ "mqtt.session_expiry", K_ULONG, F(mqtt.session_expiry), 0, 0,
+	    UINT32_MAX },
 };
 
 _Static_assert(ARRAY_LEN(keys) <= CFG_MAX_KEYS, "raise CFG_MAX_KEYS");
@@ -270,6 +289,31 @@ cfg_is_url(const char *s)
 {
 	return (strncmp(s, "http://", 7) == 0 && s[7] != '\0') ||
 	    (strncmp(s, "https://", 8) == 0 && s[8] != '\0');
+}
+
+/* see cfg.h */
+int
+cfg_mqtt_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n > 0 && n <= 64 && strspn(s, "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == n;
+}
+
+/* A topic the fleet's own ones go under: printable, no wildcard, no
+ * empty level, not a broker's own ($SYS). */
+static int
+is_topic(const char *s)
+{
+	size_t i, n = strlen(s);
+
+	for (i = 0; i < n; i++)
+		if ((unsigned char)s[i] <= ' ' || s[i] == 0x7f ||
+		    s[i] == '+' || s[i] == '#')
+			return 0;
+	return n > 0 && n <= 128 && s[0] != '$' && s[0] != '/' &&
+	    s[n - 1] != '/' && strstr(s, "//") == NULL;
 }
 
 /* A login name as useradd takes it, or a uid. */
@@ -384,6 +428,17 @@ want(const struct key *k, char *buf, size_t n)
 		return "a list of environment variable names";
 	case K_HOSTS:
 		return "a list of host names (no port), like [router.lan]";
+	case K_MQTT:
+		return "a broker URL: mqtt://HOST[:PORT] or mqtts://HOST[:PORT]";
+	case K_FLEET:
+		return "a name of letters, digits, _ and - (at most 64), not "
+		    "group or queue";
+	case K_FLEETS:
+		return "a list of names of letters, digits, _ and - (at most 64)";
+	case K_TOPIC:
+		return "an MQTT topic without wildcards, like skillbox";
+	case K_MQTTV:
+		return "auto, 5 or 3.1.1";
 	case K_SECTION:
 		return "a map of keys";
 	case K_PATH:
@@ -579,6 +634,7 @@ set_list(struct cfg_ld *l, const struct key *k, const struct fm_node *nd)
 		case K_TOKENS: ok = is_token_hash(it->s); break;
 		case K_NAMES: ok = hook_name_ok(it->s); break;
 		case K_HOSTS: ok = is_host_name(it->s); break;
+		case K_FLEETS: ok = cfg_mqtt_name_ok(it->s); break;
 		default: ok = is_env_name(it->s); break;
 		}
 		if (!ok)
@@ -645,6 +701,7 @@ static int
 set(struct cfg_ld *l, const struct key *k, const struct fm_node *nd)
 {
 	void *f = (char *)l->c + k->off;
+	struct mqtt_url u;
 	unsigned long v;
 	size_t sz;
 	char *s;
@@ -652,7 +709,7 @@ set(struct cfg_ld *l, const struct key *k, const struct fm_node *nd)
 
 	switch (k->type) {
 	case K_DIRS: case K_HANDOFFS: case K_TOOLS: case K_LAYERS: case K_ENVS:
-	case K_TOKENS: case K_NAMES: case K_HOSTS:
+	case K_TOKENS: case K_NAMES: case K_HOSTS: case K_FLEETS:
 		return set_list(l, k, nd);
 	case K_HOOKS: {
 		struct hook *h;
@@ -695,6 +752,17 @@ set(struct cfg_ld *l, const struct key *k, const struct fm_node *nd)
 	case K_ENV: ok = is_env_name(nd->s); break;
 	case K_PROVIDER: ok = is_provider(nd->s); break;
 	case K_USER: ok = is_user(nd->s); break;
+	case K_MQTT: ok = mqtt_url_parse(nd->s, &u) == 0; break;
+	case K_FLEET: ok = cfg_mqtt_name_ok(nd->s) &&
+	    strcmp(nd->s, "group") != 0 && strcmp(nd->s, "queue") != 0; break;
+	case K_TOPIC: ok = is_topic(nd->s); break;
+	case K_MQTTV:
+		ok = strcmp(nd->s, "auto") == 0 ? 0 : strcmp(nd->s, "5") == 0 ?
+		    MQTT_V5 : strcmp(nd->s, "3.1.1") == 0 ? MQTT_V311 : -1;
+		if (ok < 0)
+			return must(l, k, nd);
+		*(unsigned *)f = (unsigned)ok;
+		return 0;
 	case K_BOOL:
 		if ((ok = strcmp(nd->s, "true") == 0 ||
 		    strcmp(nd->s, "false") == 0))
@@ -1002,6 +1070,9 @@ cfg_defaults(struct cfg *c)
 	c->jobs.retries = 2;
 	c->jobs.backoff_s = 60;
 	c->jobs.compact_at = 64u << 10;
+	c->mqtt.keepalive = 60;
+	c->mqtt.root = "skillbox";
+	c->mqtt.session_expiry = 86400;
 	c->serve.max_turns = 2;
 	c->serve.queue = 8;
 	c->serve.head_max = 8u << 10;
@@ -1184,6 +1255,145 @@ check_workspace(struct cfg_ld *l)
 	    beneath(p[i], ws) ? "holds" : "is inside", name[i], p[i]);
 }
 
+/* The client id a device has when none is set: its host name up to the
+ * first dot, else the first 12 hex digits of /etc/machine-id; NULL when
+ * neither makes a name. */
+static const char *
+default_client_id(struct cfg_ld *l)
+{
+	char host[256], id[13];
+	size_t n;
+	int fd;
+
+	if (gethostname(host, sizeof(host)) == 0) {
+		host[sizeof(host) - 1] = '\0';
+		host[strcspn(host, ".")] = '\0';
+		if (cfg_mqtt_name_ok(host) && strcmp(host, "group") != 0 &&
+		    strcmp(host, "queue") != 0 && strcmp(host, "localhost") != 0)
+			return arena_strdup(l->a, host);
+	}
+	if ((fd = open("/etc/machine-id", O_RDONLY | O_CLOEXEC)) < 0)
+		return NULL;
+	n = (size_t)MAX(read(fd, id, 12), 0);
+	close(fd);
+	id[n] = '\0';
+	return n == 12 && strspn(id, "0123456789abcdef") == 12 ?
+	    arena_strdup(l->a, id) : NULL;
+}
+
+/* The password file: one line, its newline not part of it. */
+static int
+mqtt_password(struct cfg_ld *l, struct cfg_mqtt *m)
+{
+	char *text, why[32];
+	size_t n;
+	int e;
+
+	l->file = cfg_source(l->c, "mqtt.password_file");
+	if ((e = cfg_read_file(l, m->password_file, 1024, &text, &n)) != 0)
+		return e == -E_NOMEM ? e : cfg_bad(l, -E_INVAL, 0,
+		    "mqtt.password_file '%s': %s", m->password_file,
+		    cfg_read_why(e, 1024, why, sizeof(why)));
+	while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == '\r'))
+		n--;
+	if (n == 0)
+		return cfg_bad(l, -E_INVAL, 0, "mqtt.password_file '%s' is "
+		    "empty", m->password_file);
+	if ((m->pass = arena_strndup(l->a, text, n)) == NULL)
+		return -E_NOMEM;
+	m->pass_len = n;
+	explicit_bzero(text, n);
+	return 0;
+}
+
+/* The fleet's section as a whole: what goes together, the password, and
+ * the client id and prefix that depend on the host. */
+static int
+check_mqtt(struct cfg_ld *l)
+{
+	struct cfg_mqtt *m = &l->c->mqtt;
+	int i, tls;
+
+	if (m->broker == NULL) {
+		for (i = 0; i < (int)ARRAY_LEN(keys); i++)
+			if (strncmp(keys[i].name, "mqtt.", 5) == 0 &&
+			    l->c->src[i] != NULL)
+				break;
+		if (i == (int)ARRAY_LEN(keys))
+			return 0;
+		l->file = l->c->src[i];
+		return cfg_bad(l, -E_INVAL, 0, "'%s' needs 'mqtt.broker'",
+		    keys[i].name);
+	}
+	l->file = cfg_source(l->c, "mqtt.broker");
+	tls = strncmp(m->broker, "mqtts:", 6) == 0;
+	if (!tls && (m->ca != NULL || m->cert != NULL || m->key != NULL))
+		return cfg_bad(l, -E_INVAL, 0, "'mqtt.ca', 'mqtt.cert' and "
+		    "'mqtt.key' are for an mqtts:// broker");
+	if ((m->cert == NULL) != (m->key == NULL))
+		return cfg_bad(l, -E_INVAL, 0, "'mqtt.cert' and 'mqtt.key' go "
+		    "together: set both, or neither");
+	if (m->password_file != NULL && m->password_env != NULL)
+		return cfg_bad(l, -E_INVAL, 0, "give 'mqtt.password_file' or "
+		    "'mqtt.password_env', not both");
+	if ((m->password_file != NULL || m->password_env != NULL) &&
+	    m->username == NULL)
+		return cfg_bad(l, -E_INVAL, 0, "a password needs "
+		    "'mqtt.username'");
+	if (m->version == MQTT_V311 && m->nqueues > 0)
+		return cfg_bad(l, -E_INVAL, 0, "'mqtt.queues' need MQTT 5 "
+		    "(shared subscriptions), not version 3.1.1");
+	if (m->password_file != NULL && (i = mqtt_password(l, m)) != 0)
+		return i;
+	if (m->client_id == NULL && (m->client_id = default_client_id(l)) ==
+	    NULL)
+		return cfg_bad(l, -E_INVAL, 0, "no host name or machine-id "
+		    "makes a client id: set 'mqtt.client_id'");
+	if (m->prefix == NULL && (m->prefix = arena_printf(l->a, "%s/%s",
+	    m->root, m->client_id)) == NULL)
+		return -E_NOMEM;
+	return 0;
+}
+
+/* see cfg.h */
+int
+cfg_mqtt_opts(const struct cfg *c, struct mqtt_opts *o,
+    struct mqtt_link_opts *lo, char *why, size_t n)
+{
+	const struct cfg_mqtt *m = &c->mqtt;
+
+	memset(o, 0, sizeof(*o));
+	memset(lo, 0, sizeof(*lo));
+	if (m->broker == NULL) {
+		snprintf(why, n, "no mqtt.broker in the configuration");
+		return -E_INVAL;
+	}
+	o->ver = m->version;
+	o->client_id = m->client_id;
+	o->user = m->username;
+	o->pass = m->pass;
+	o->pass_len = m->pass_len;
+	if (m->password_env != NULL) {
+		o->pass = getenv(m->password_env);
+		if (o->pass == NULL || *o->pass == '\0') {
+			snprintf(why, n, "mqtt.password_env: $%s is not set",
+			    m->password_env);
+			return -E_INVAL;
+		}
+		o->pass_len = strlen(o->pass);
+	}
+	o->keepalive = m->keepalive;
+	o->expiry = m->session_expiry;
+	lo->url = m->broker;
+	lo->ca = m->ca != NULL ? m->ca : c->ca_file;
+	lo->cert = m->cert;
+	lo->key = m->key;
+	lo->connect_ms = c->limits.connect_s * 1000;
+	lo->backoff_min_ms = 1000;
+	lo->backoff_max_ms = 60000;
+	return 0;
+}
+
 /* see cfg.h */
 int
 cfg_load(struct cfg *c, struct arena *a, const char *path, char *err,
@@ -1217,7 +1427,7 @@ cfg_load(struct cfg *c, struct arena *a, const char *path, char *err,
 		goto out;
 	if ((e = env_overrides(&l)) != 0 || (e = env_defaults(&l)) != 0)
 		goto out;
-	if ((e = check_workspace(&l)) != 0)
+	if ((e = check_workspace(&l)) != 0 || (e = check_mqtt(&l)) != 0)
 		goto out;
 	if (strcmp(c->provider, "offline") != 0 && c->model == NULL) {
 		if (l.provider_line == 0)

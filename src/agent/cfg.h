@@ -124,6 +124,25 @@
  *	  retries: 2                  # runs after a failed one [--tries]
  *	  backoff: 60                 # seconds before a retry, doubling
  *	  compact_at: 64k             # rewrite the journal above this size
+ *	mqtt:                         # a fleet: serve joins an MQTT broker
+ *	  broker: mqtts://HOST:8883   # or mqtt://HOST[:1883]; none: no fleet
+ *	  ca: PATH                    # mqtts: PEM file or folder [ca_file,
+ *	                              # else the system bundle]
+ *	  cert: PATH                  # mqtts: a client certificate and its
+ *	  key: PATH                   # key (both or neither)
+ *	  username: NAME
+ *	  password_file: PATH         # or password_env: VAR; never the
+ *	                              # password itself (read at load)
+ *	  client_id: NAME             # [A-Za-z0-9_-]{1,64}, not group or
+ *	                              # queue [the host name, else the first
+ *	                              # 12 hex digits of /etc/machine-id]
+ *	  keepalive: 60               # seconds, 5..3600
+ *	  root: skillbox              # topics live under ROOT/
+ *	  prefix: ROOT/CLIENT_ID      # the device's own topics
+ *	  groups: [NAME, ...]         # ROOT/group/NAME/jobs, at most 16
+ *	  queues: [NAME, ...]         # $share/NAME/ROOT/queue/NAME (MQTT 5)
+ *	  version: auto               # auto (5, else 3.1.1), 5 or 3.1.1
+ *	  session_expiry: 86400       # seconds the broker keeps the session
  *
  * The workspace may not hold the configuration, the state folder, the
  * CA file, a skills folder, a crew's folder or the commands folder, nor
@@ -167,7 +186,7 @@ struct mcp_server;
 #define CFG_MAX_LIST	16
 #define CFG_MAX_PRICES	16
 #define CFG_CREW_DIRS	4	/* folders holding a crew's skills/ */
-#define CFG_MAX_KEYS	90	/* keys with a source (cfg_source) */
+#define CFG_MAX_KEYS	110	/* keys with a source (cfg_source) */
 #define CFG_FILE_MAX	(256u << 10)	/* skillbox.yaml */
 #define CFG_AGENTS_MAX	(64u << 10)	/* agents_file */
 
@@ -256,6 +275,22 @@ struct cfg {
 		unsigned	 interval;
 		size_t		 max;
 	}		 persist;
+	struct cfg_mqtt {
+		const char	*broker;	/* NULL: no fleet */
+		const char	*ca, *cert, *key;
+		const char	*username;
+		const char	*password_file, *password_env;
+		const char	*pass;		/* the file's, read at load */
+		size_t		 pass_len;
+		const char	*client_id, *root, *prefix;
+		const char	*groups[CFG_MAX_LIST];
+		unsigned	 ngroups;
+		const char	*queues[CFG_MAX_LIST];
+		unsigned	 nqueues;
+		unsigned	 keepalive;
+		unsigned	 version;	/* 0 auto, 4 (3.1.1) or 5 */
+		unsigned long	 session_expiry;
+	}		 mqtt;
 	const char	*src[CFG_MAX_KEYS];	/* see cfg_source */
 	struct {
 		const char	*name, *path;
@@ -334,6 +369,19 @@ int	cfg_passwd_find(const char *path, const char *name, uid_t *uid,
 
 /* The API key from that variable, or NULL when unset or empty. */
 const char *cfg_api_key(const struct cfg *c);
+
+/* A name of the fleet: a client id, group or queue, [A-Za-z0-9_-]{1,64}. */
+int	cfg_mqtt_name_ok(const char *s);
+
+/* The MQTT session and link options of c->mqtt (both the device in serve
+ * and `skillbox fleet` connect so): persistent session (clean 0), no will,
+ * no max_in (the caller's), the password from password_file or
+ * password_env. Strings are c's (or the environment's). 0, or -E_INVAL
+ * with why: no broker, password_env not set. */
+struct mqtt_opts;
+struct mqtt_link_opts;
+int	cfg_mqtt_opts(const struct cfg *c, struct mqtt_opts *o,
+	    struct mqtt_link_opts *lo, char *why, size_t n);
 
 /* Price of a model (NULL when unknown). */
 const struct cfg_price *cfg_price(const struct cfg *c, const char *model);

@@ -20,6 +20,7 @@
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -239,6 +240,38 @@ put_mcp(struct out *o)
 	end(o, "mcp_servers");
 }
 
+/* The fleet's section; the password only as where it comes from. */
+static void
+put_mqtt(struct out *o)
+{
+	const struct cfg_mqtt *m = &o->c->mqtt;
+	const char *env = m->password_env, *v;
+
+	put_str(o, "mqtt.broker", m->broker, "none (no fleet)");
+	if (m->broker == NULL)
+		return;
+	put_str(o, "mqtt.ca", m->ca, o->c->ca_file ? o->c->ca_file :
+	    "(the system bundle)");
+	put_str(o, "mqtt.cert", m->cert, "none");
+	put_str(o, "mqtt.username", m->username, "none");
+	if (m->password_file != NULL)
+		put_str(o, "mqtt.password_file", m->password_file, "");
+	if (env != NULL) {
+		v = getenv(env);
+		put_str(o, "mqtt.password_env", arena_printf(o->sb.a, "%s (%s)",
+		    env, v != NULL && *v != '\0' ? "set" : "not set"), env);
+	}
+	put_str(o, "mqtt.client_id", m->client_id, "");
+	put_num(o, "mqtt.keepalive", m->keepalive, NULL);
+	put_str(o, "mqtt.root", m->root, "");
+	put_str(o, "mqtt.prefix", m->prefix, "");
+	put_list(o, "mqtt.groups", m->groups, m->ngroups, "none");
+	put_list(o, "mqtt.queues", m->queues, m->nqueues, "none");
+	put_str(o, "mqtt.version", m->version == 5 ? "5" : m->version == 4 ?
+	    "3.1.1" : "auto", "");
+	put_num(o, "mqtt.session_expiry", m->session_expiry, NULL);
+}
+
 static void
 put_settings(struct out *o)
 {
@@ -332,6 +365,7 @@ put_settings(struct out *o)
 		put_num(o, "persist.interval", c->persist.interval, NULL);
 		put_size(o, "persist.max", c->persist.max, NULL);
 	}
+	put_mqtt(o);
 }
 
 /* Only whether the key is there, and where: never the key. */

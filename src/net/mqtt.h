@@ -46,7 +46,7 @@ struct mqtt_pkt {
 	unsigned	 id;		/* packet identifier, 0 none */
 	unsigned	 code;		/* reason code (3.1.1: return code) of
 					 * CONNACK, PUBACK, DISCONNECT; SUBACK:
-					 * its first */
+					 * its first; CONNECT: its flags */
 	unsigned	 present;	/* CONNACK: the session was kept */
 	struct str	 topic, payload;	/* PUBLISH */
 	struct str	 reason;	/* 5: the reason string, or empty */
@@ -57,7 +57,11 @@ struct mqtt_pkt {
 	unsigned long	 max_packet;	/* maximum packet size */
 	struct str	 assigned;	/* assigned client identifier */
 	const unsigned char *subcodes;	/* SUBACK: one code a filter */
-	unsigned	 nsub;
+	unsigned	 nsub;		/* SUBACK: codes; SUBSCRIBE: filters
+					 * (topic the first, qos its QoS) */
+	/* CONNECT (decoded for tests and the fuzzer): assigned is the
+	 * client id; topic, payload, qos and retain the will's */
+	struct str	 user, pass;
 };
 
 /* Decode the packet at the start of buf[0..n) as protocol level ver.

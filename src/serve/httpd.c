@@ -896,8 +896,9 @@ void
 httpd_step(struct srv *s)
 {
 	long long now = net_now_ms(), next = now + 1000;
-	unsigned i, n = 0;
+	unsigned i, n = 0, fi = ~0u;
 	struct conn *c;
+	long w;
 	int r;
 
 	if (s->lfd >= 0) {	/* when full, accepted to be told 503 */
@@ -933,11 +934,21 @@ httpd_step(struct srv *s)
 			s->pc[n++] = c;
 		}
 	}
+	if (s->fleet != NULL) {	/* the broker's link */
+		if ((w = fleet_poll(s->fleet, &s->pfd[n], now)) >= 0 &&
+		    now + w < next)
+			next = now + w;
+		if (s->pfd[n].fd >= 0)
+			s->pc[fi = n++] = NULL;
+	}
 	r = poll(s->pfd, n, (int)MAX(next - now, 0));
 	if (r < 0)
 		return;		/* EINTR: a signal to look at */
+	if (s->fleet != NULL)
+		fleet_run(s->fleet, fi < n ? s->pfd[fi].revents : 0,
+		    net_now_ms());
 	for (i = 0; i < n; i++) {
-		if (s->pfd[i].revents == 0)
+		if (s->pfd[i].revents == 0 || i == fi)
 			continue;
 		c = s->pc[i];
 		if (c == NULL) {

@@ -261,6 +261,7 @@ static const struct field job_fields_t[] = {
 	JF('U', sched, "sched"), JF('Q', due, "due"),
 	JF('S', session, "session"), JF('U', wait, "wait"),
 	JF('U', ans_kind, "ans_kind"), JF('S', ans, "answer"),
+	JF('S', fid, "fid"), JF('S', from, "from"), JF('U', rep, "rep"),
 };
 #define SF(k, m, n)	{ n, k, offsetof(struct job_sched, m) }
 static const struct field sched_fields_t[] = {
@@ -846,6 +847,26 @@ board_pause(struct board *b, unsigned id, unsigned wait, const char *why,
 	return finish(b, id, RUN_BLOCKED, why, now, wait);
 }
 
+/* see jobs.h */
+struct job *
+board_find_fid(const struct board *b, const char *fid)
+{
+	unsigned i;
+
+	for (i = 0; i < b->njobs; i++)
+		if (b->jobs[i]->fid != NULL && strcmp(b->jobs[i]->fid, fid) == 0)
+			return b->jobs[i];
+	return NULL;
+}
+
+/* see jobs.h */
+int
+job_unreported(const struct job *j)
+{
+	return j->fid != NULL && !j->rep && (j->st == JOB_DONE ||
+	    j->st == JOB_FAILED || j->st == JOB_ARCHIVED);
+}
+
 /* 1 when job j may be pruned (see board_prune). */
 static int
 prunable(const struct board *b, const struct job *j, long long before,
@@ -854,8 +875,8 @@ prunable(const struct board *b, const struct job *j, long long before,
 	long long t = j->ev_last ? j->ev_last->t : j->made;
 	unsigned i, k;
 
-	if (j->id == newest || !(j->st == JOB_ARCHIVED || ((j->st ==
-	    JOB_DONE || j->st == JOB_FAILED) && t < before)))
+	if (j->id == newest || job_unreported(j) || !(j->st == JOB_ARCHIVED ||
+	    ((j->st == JOB_DONE || j->st == JOB_FAILED) && t < before)))
 		return 0;
 	for (i = 0; i < b->njobs; i++) {
 		const struct job *c = b->jobs[i];
@@ -1283,4 +1304,91 @@ job_answer(struct arena *a, const struct cfg *c, const char *session,
 	if (*msg == NULL)
 		*msg = "no memory";
 	return r;
+}
+
+/* A field of the body that is a string when there; 0, or -1 when it is
+ * something else. */
+static int
+str_field(struct arena *a, const struct json_doc *d, const char *key,
+    const char **out)
+{
+	int t = json_get(d, 0, key);
+	char *v;
+
+	if (t < 0 || json_is_null(d, t))
+		return 0;
+	if (json_str(d, a, t, &v, NULL) != 0)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* A whole number field up to max when there; 0, or -1. */
+static int
+num_field(const struct json_doc *d, const char *key, long long max, long *out)
+{
+	int t = json_get(d, 0, key);
+	long long v;
+
+	if (t < 0 || json_is_null(d, t))
+		return 0;
+	if (json_int(d, t, &v) != 0 || v < 0 || v > max)
+		return -1;
+	*out = (long)v;
+	return 0;
+}
+
+/* see jobs.h: the fields and checks of `skillbox jobs add` */
+const char *
+job_parse_json(struct arena *a, const struct json_doc *d, struct job *j)
+{
+	const char *raw;
+	long tries = 0;
+	long long v;
+	double m;
+	size_t n;
+	int t, p, i;
+
+	if (str_field(a, d, "title", &j->title) != 0 || j->title == NULL ||
+	    *j->title == '\0')
+		return "'title' must be a non-empty string";
+	j->input = j->title;
+	if (str_field(a, d, "input", &j->input) != 0)
+		return "'input' must be a string";
+	if (str_field(a, d, "to", &j->to) != 0)
+		return "'to' must be a string (an agent's name)";
+	/* schema: JSON, or a string of JSON as --schema takes it */
+	t = json_get(d, 0, "schema");
+	if (t >= 0 && !json_is_null(d, t) && str_field(a, d, "schema",
+	    &j->schema) != 0) {
+		raw = json_raw(d, t, &n);
+		if (d->t[t].type != JSON_OBJ || (j->schema = arena_strndup(a,
+		    raw, n)) == NULL)
+			return "'schema' must be a JSON-Schema object";
+	}
+	t = json_get(d, 0, "budget");
+	if (t >= 0 && !json_is_null(d, t) && str_field(a, d, "budget",
+	    &j->budget) != 0 && d->t[t].type == JSON_PRIM) {
+		raw = json_raw(d, t, &n);
+		j->budget = arena_strndup(a, raw, n);
+	}
+	if (j->budget != NULL && str_decimal(j->budget, &m) != 0)
+		return "'budget' must be a decimal (money)";
+	if (num_field(d, "tries", 1L << 30, &tries) != 0)
+		return "'tries' must be a whole number";
+	j->max_tries = (unsigned)tries;
+	if (num_field(d, "timeout", 1L << 30, &j->timeout) != 0)
+		return "'timeout' must be a whole number of seconds";
+	if (num_field(d, "backoff", 1L << 30, &j->backoff) != 0)
+		return "'backoff' must be a whole number of seconds";
+	p = json_get(d, 0, "parents");
+	if (p >= 0 && !json_is_null(d, p) && (d->t[p].type != JSON_ARR ||
+	    d->t[p].size > JOB_MAX_PARENTS))
+		return "'parents' must be an array of at most 16 job ids";
+	for (i = 0; p >= 0 && (t = json_at(d, p, (unsigned)i)) >= 0; i++) {
+		if (json_int(d, t, &v) != 0 || v <= 0 || v > JOB_ID_MAX)
+			return "'parents' must be an array of job ids";
+		j->parents[j->nparents++] = (unsigned)v;
+	}
+	return NULL;
 }

@@ -81,6 +81,9 @@ struct job {
 	unsigned	 wait;		/* blocked on its paused turn: JOB_WAIT_* */
 	unsigned	 ans_kind;	/* an answer not used yet: JOB_ANS_* */
 	const char	*ans;		/* its text, or the reason to deny */
+	const char	*fid;		/* a fleet job's id (fleet.h), or NULL */
+	const char	*from;		/* where it came: the MQTT topic */
+	unsigned	 rep;		/* its result was acknowledged */
 };
 
 enum { JOB_WAIT_QUESTION = 1, JOB_WAIT_APPROVAL };
@@ -244,6 +247,22 @@ void	job_worker_ext(struct job_worker *w, struct tool_ext *x);
  * or <0: -E_NOMEM (perm ran out; not logged), another error (logged). */
 int	jobs_run_due(struct arena *perm, const struct cfg *c, struct board *b,
 	    int max);
+
+/* The job whose fleet id is fid, or NULL. */
+struct job *board_find_fid(const struct board *b, const char *fid);
+
+/* The outbox: 1 when job j is a fleet job that ended (done, failed, or
+ * archived: cancelled) and whose result the broker has not acknowledged.
+ * Such a job is never pruned. */
+int	job_unreported(const struct job *j);
+
+/* The fields of a new job as POST /api/v1/jobs and a fleet job's message
+ * give them (title, input, to, schema, budget, tries, timeout, backoff,
+ * parents), from object 0 of d into j (strings in a). NULL, or what is
+ * wrong, in words. */
+struct json_doc;
+const char *job_parse_json(struct arena *a, const struct json_doc *d,
+	    struct job *j);
 
 /* One journal line of a job (to print --json): into sb. */
 struct sbuf;

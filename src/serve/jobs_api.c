@@ -121,77 +121,6 @@ jb_str(struct conn *c, const struct json_doc *d, const char *key,
 	return 0;
 }
 
-/* A whole number field up to max when there; 0, or -1. */
-static int
-jb_num(const struct json_doc *d, const char *key, long long max, long *out)
-{
-	int t = json_get(d, 0, key);
-	long long v;
-
-	if (t < 0 || json_is_null(d, t))
-		return 0;
-	if (json_int(d, t, &v) != 0 || v < 0 || v > max)
-		return -1;
-	*out = (long)v;
-	return 0;
-}
-
-/* The job a POST /api/v1/jobs body describes, into j; NULL, or what is
- * wrong with it. The fields and checks of `skillbox jobs add`. */
-static const char *
-jb_parse(struct conn *c, const struct json_doc *d, struct job *j)
-{
-	const char *raw;
-	long tries = 0;
-	long long v;
-	double m;
-	size_t n;
-	int t, p, i;
-
-	if (jb_str(c, d, "title", &j->title) != 0 || j->title == NULL ||
-	    *j->title == '\0')
-		return "'title' must be a non-empty string";
-	j->input = j->title;
-	if (jb_str(c, d, "input", &j->input) != 0)
-		return "'input' must be a string";
-	if (jb_str(c, d, "to", &j->to) != 0)
-		return "'to' must be a string (an agent's name)";
-	/* schema: JSON, or a string of JSON as --schema takes it */
-	t = json_get(d, 0, "schema");
-	if (t >= 0 && !json_is_null(d, t) && jb_str(c, d, "schema",
-	    &j->schema) != 0) {
-		raw = json_raw(d, t, &n);
-		if (d->t[t].type != JSON_OBJ || (j->schema = arena_strndup(&c->a,
-		    raw, n)) == NULL)
-			return "'schema' must be a JSON-Schema object";
-	}
-	t = json_get(d, 0, "budget");
-	if (t >= 0 && !json_is_null(d, t) && jb_str(c, d, "budget",
-	    &j->budget) != 0 && d->t[t].type == JSON_PRIM) {
-		raw = json_raw(d, t, &n);
-		j->budget = arena_strndup(&c->a, raw, n);
-	}
-	if (j->budget != NULL && str_decimal(j->budget, &m) != 0)
-		return "'budget' must be a decimal (money)";
-	if (jb_num(d, "tries", 1L << 30, &tries) != 0)
-		return "'tries' must be a whole number";
-	j->max_tries = (unsigned)tries;
-	if (jb_num(d, "timeout", 1L << 30, &j->timeout) != 0)
-		return "'timeout' must be a whole number of seconds";
-	if (jb_num(d, "backoff", 1L << 30, &j->backoff) != 0)
-		return "'backoff' must be a whole number of seconds";
-	p = json_get(d, 0, "parents");
-	if (p >= 0 && !json_is_null(d, p) && (d->t[p].type != JSON_ARR ||
-	    d->t[p].size > JOB_MAX_PARENTS))
-		return "'parents' must be an array of at most 16 job ids";
-	for (i = 0; p >= 0 && (t = json_at(d, p, (unsigned)i)) >= 0; i++) {
-		if (json_int(d, t, &v) != 0 || v <= 0 || v > JOB_ID_MAX)
-			return "'parents' must be an array of job ids";
-		j->parents[j->nparents++] = (unsigned)v;
-	}
-	return NULL;
-}
-
 /* POST /api/v1/jobs */
 static int
 jb_add(struct srv *s, struct conn *c)
@@ -208,7 +137,7 @@ jb_add(struct srv *s, struct conn *c)
 	memset(&j, 0, sizeof(j));
 	j.to = "";
 	j.backoff = -1;
-	if ((why = jb_parse(c, &d, &j)) != NULL || (why = job_check_new(&c->a,
+	if ((why = job_parse_json(&c->a, &d, &j)) != NULL || (why = job_check_new(&c->a,
 	    s->cfg, j.title, j.to)) != NULL)
 		return jb_bad(s, c, why);
 	j.made = time(NULL);

@@ -228,9 +228,11 @@ jobs_tick(struct srv *s, pid_t *pid, long long *next)
 			    WEXITSTATUS(wst) : WTERMSIG(wst));
 		*pid = 0;
 	}
-	if (*pid > 0 || got_term || s->cfg->jobs.every_s == 0 ||
-	    time(NULL) < *next)
+	/* A job the fleet took runs at once, even with every 0. */
+	if (*pid > 0 || got_term || (!s->jnow && (s->cfg->jobs.every_s == 0 ||
+	    time(NULL) < *next)))
 		return;
+	s->jnow = 0;
 	*next = time(NULL) + s->cfg->jobs.every_s;
 	if ((*pid = fork()) < 0) {
 		log_warn("jobs run-due: fork: %s", strerror(errno));
@@ -304,8 +306,9 @@ serve_main(struct arena *perm, const struct serve_opts *o)
 	}
 	s.nc = s.cfg->serve.max_conns;
 	s.c = arena_zalloc(perm, s.nc * sizeof(*s.c));
-	s.pfd = arena_zalloc(perm, (2 * s.nc + 1) * sizeof(*s.pfd));
-	s.pc = arena_zalloc(perm, (2 * s.nc + 1) * sizeof(*s.pc));
+	/* each connection's socket and source, the listener, the broker */
+	s.pfd = arena_zalloc(perm, (2 * s.nc + 2) * sizeof(*s.pfd));
+	s.pc = arena_zalloc(perm, (2 * s.nc + 2) * sizeof(*s.pc));
 	if (s.c == NULL || s.pfd == NULL || s.pc == NULL)
 		return o->nomem("setting up the connections");
 	for (c = 0; c < (int)s.nc; c++)
@@ -342,6 +345,8 @@ serve_main(struct arena *perm, const struct serve_opts *o)
 	signal(SIGPIPE, SIG_IGN);
 	s.started = time(NULL);
 	jnext = s.started;
+	if (s.cfg->mqtt.broker != NULL && (r = fleet_start(&s)) != 0)
+		return r;
 	if (HAVE_PERSIST) {	/* the first start after a boot */
 		persist_run(s.cfg, perm, 0);
 		psync = s.started + s.cfg->persist.interval;
@@ -397,6 +402,8 @@ serve_main(struct arena *perm, const struct serve_opts *o)
 		}
 		httpd_step(&s);
 	}
+	if (s.fleet != NULL)
+		fleet_stop(s.fleet);
 	if (HAVE_PERSIST)
 		persist_run(s.cfg, perm, 1);
 	fprintf(stderr, "skillbox: stopped\n");

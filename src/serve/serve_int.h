@@ -129,6 +129,8 @@ struct srv {
 	long long	 started;
 	struct tls_cred	*cred;		/* HTTPS: chain and key */
 	long long	 jlook;		/* the journal's last look, ms */
+	struct fleet	*fleet;		/* the fleet's device, or NULL */
+	int		 jnow;		/* run the due jobs now: one came */
 };
 
 /* The worker's side: events into the pipe, in the request's format. */
@@ -169,6 +171,17 @@ void	httpd_close(struct srv *s, struct conn *c);
 /* One pass of the loop: poll, then serve what is ready. */
 void	httpd_step(struct srv *s);
 
+/* fleet.c: the device of a fleet (mqtt: in the configuration) */
+/* Connect (the first try at once), or SERVE_FAIL with the error logged
+ * (a bad CA or certificate, no job board); s->fleet is set. */
+int	fleet_start(struct srv *s);
+/* Its pollfd (fd -1: none) and the longest poll may wait, ms (<0 any). */
+struct pollfd;
+long	fleet_poll(struct fleet *f, struct pollfd *pfd, long long now);
+/* After poll: revents of its fd (0 none). */
+void	fleet_run(struct fleet *f, short revents, long long now);
+/* Stopping: the offline status, DISCONNECT, close. */
+void	fleet_stop(struct fleet *f);
 /* api.c */
 /* The on-disk name of a token's session: "TAG.NAME"; NULL when bad. */
 const char *api_stored_name(struct srv *s, struct conn *c, const char *name);
