@@ -34,7 +34,6 @@
  * every result came (those that came are printed), 4 the broker is
  * unreachable or refused the connection, a subscription or the job. */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
@@ -579,42 +578,6 @@ loop(struct fleet *f, long long end)
 	return f->rc < 0 ? EXIT_OK : f->rc;
 }
 
-/* The password: from password_file (its first line) or password_env. */
-static int
-read_pass(const char *file, const char *env, const char **out, size_t *n)
-{
-	char buf[512];
-	ssize_t k;
-	int fd;
-
-	*out = NULL;
-	*n = 0;
-	if (env != NULL && (*out = getenv(env)) == NULL) {
-		log_err("fleet: mqtt.password_env: %s is not set", env);
-		return EXIT_FAIL;
-	}
-	if (env != NULL) {
-		*n = strlen(*out);
-		return 0;
-	}
-	if (file == NULL)
-		return 0;
-	if ((fd = open(file, O_RDONLY | O_CLOEXEC)) < 0 ||
-	    (k = read(fd, buf, sizeof(buf) - 1)) < 0) {
-		log_err("fleet: mqtt.password_file %s: %s", file,
-		    strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return EXIT_FAIL;
-	}
-	close(fd);
-	buf[k] = '\0';
-	buf[strcspn(buf, "\r\n")] = '\0';
-	*n = strlen(buf);
-	*out = arena_strndup(&app.perm, buf, *n);
-	return *out == NULL ? cmd_nomem("the password") : 0;
-}
-
 /* Connect to the configuration's broker: 0 or an exit status. */
 static int
 fleet_open(struct fleet *f, const struct cfg *c)
@@ -622,35 +585,18 @@ fleet_open(struct fleet *f, const struct cfg *c)
 	static struct mqtt_opts o;
 	struct mqtt_link_opts lo;
 	unsigned char rnd[8];
-	char why[256], host[65];
+	char why[256];
 	int r;
 
-	if (c->mqtt.broker == NULL) {
-		log_err("fleet: no mqtt.broker in %s", c->file ? c->file :
-		    "the configuration");
+	if (cfg_mqtt_opts(c, &o, &lo, why, sizeof(why)) != 0) {
+		log_err("fleet: %s%s%s", why, c->file ? ": " : "",
+		    c->file ? c->file : "");
 		return EXIT_FAIL;
 	}
-	memset(&o, 0, sizeof(o));
-	memset(&lo, 0, sizeof(lo));
-	if ((r = read_pass(c->mqtt.password_file, c->mqtt.password_env,
-	    &o.pass, &o.pass_len)) != 0)
-		return r;
-	f->root = c->mqtt.root != NULL ? c->mqtt.root : "skillbox";
-	f->cid = c->mqtt.client_id;
-	if (f->cid == NULL) {
-		if (gethostname(host, sizeof(host) - 1) != 0)
-			strcpy(host, "controller");
-		host[sizeof(host) - 1] = '\0';
-		f->cid = arena_strdup(&app.perm, host);
-	}
-	o.ver = c->mqtt.version;
-	o.user = c->mqtt.username;
-	o.keepalive = c->mqtt.keepalive ? c->mqtt.keepalive : 60;
+	f->root = c->mqtt.root;
+	f->cid = o.client_id;
 	o.max_in = FLEET_MSG;
-	if (f->cmd == F_WATCH) {
-		o.client_id = f->cid;	/* one session that outlives it */
-		o.expiry = c->mqtt.session_expiry;
-	} else {
+	if (f->cmd != F_WATCH) {	/* beside a watch: a session of its own */
 		o.client_id = arena_printf(&app.perm, "%s-%ld", f->cid,
 		    (long)getpid());
 		o.clean = 1;
@@ -662,12 +608,7 @@ fleet_open(struct fleet *f, const struct cfg *c)
 	    rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
 	snprintf(f->sync_topic, sizeof(f->sync_topic), "%s/%s/sync", f->root,
 	    o.client_id);
-	lo.url = c->mqtt.broker;
-	lo.ca = c->mqtt.ca;
-	lo.cert = c->mqtt.cert;
-	lo.key = c->mqtt.key;
-	lo.connect_ms = 10000;
-	lo.backoff_min_ms = 250;
+	lo.backoff_min_ms = 250;	/* a person waits: try again soon */
 	lo.backoff_max_ms = 5000;
 	r = mqtt_link_init(&f->l, &app.perm, &lo, &o, on_mqtt, f, why,
 	    sizeof(why));
