@@ -9,7 +9,8 @@
  *
  * send    publishes the job (QoS 1; title: PROMPT's first line) to
  *         ROOT/D/jobs, ROOT/group/G/jobs or ROOT/queue/Q, then prints each
- *         result as it comes, "DEVICE STATUS: RESULT": one for --device
+ *         result as it comes, "DEVICE STATUS: RESULT" (on one line;
+ *         --json: as the device sent it): one for --device
  *         and --queue, for --group one from each device of G that its
  *         retained status shows online now
  * list    the devices from their retained statuses: id, online or
@@ -177,6 +178,24 @@ jstr(const struct json_doc *d, struct arena *a, const char *key)
 
 	if (json_str(d, a, json_get(d, 0, key), &s, NULL) != 0)
 		return "";
+	return s;
+}
+
+/* s on one line, in place: each run of line ends, tabs and spaces is one
+ * space, so that a result is one line of `send` and `watch`. */
+static char *
+one_line(char *s)
+{
+	char *r, *w;
+
+	for (r = w = s; *r != '\0'; r++)
+		if (*r != '\n' && *r != '\r' && *r != '\t' && *r != ' ')
+			*w++ = *r;
+		else if (w > s && w[-1] != ' ')
+			*w++ = ' ';
+	while (w > s && w[-1] == ' ')
+		w--;
+	*w = '\0';
 	return s;
 }
 
@@ -377,14 +396,14 @@ watch_print(struct fleet *f, const char *kind, struct str dev,
 		    cmd_shown(str_dup(&app.perm, dev)),
 		    cmd_shown(jstr(&d, &app.perm, "id")), cmd_shown(ev),
 		    *jstr(&d, &app.perm, "text") ? ": " : "",
-		    cmd_shown(jstr(&d, &app.perm, "text")));
+		    cmd_shown(one_line(jstr(&d, &app.perm, "text"))));
 	} else {
-		st = jstr(&d, &app.perm, "status");
+		st = jstr(&d, &app.perm, "result");
 		printf("%s result %s %s: %s\n",
 		    cmd_shown(str_dup(&app.perm, dev)),
-		    cmd_shown(str_dup(&app.perm, id)), cmd_shown(st),
-		    cmd_shown(*jstr(&d, &app.perm, "result") ?
-		    jstr(&d, &app.perm, "result") : jstr(&d, &app.perm, "why")));
+		    cmd_shown(str_dup(&app.perm, id)),
+		    cmd_shown(jstr(&d, &app.perm, "status")), cmd_shown(one_line(
+		    *st ? st : jstr(&d, &app.perm, "why"))));
 	}
 	fflush(stdout);
 }
@@ -424,7 +443,7 @@ on_result(struct fleet *f, struct str dev, struct str id, struct str msg)
 		watch_print(f, "result", dev, id, msg);
 	else
 		printf("%s %s: %s\n", cmd_shown(str_dup(&app.perm, dev)),
-		    cmd_shown(*st ? st : "failed"), cmd_shown(txt));
+		    cmd_shown(*st ? st : "failed"), cmd_shown(one_line(txt)));
 	fflush(stdout);
 	if (++f->got >= f->want && f->pub_done)
 		finish(f, f->failed ? EXIT_FAIL : EXIT_OK);
