@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/log.h"
 #include "config.h"
@@ -789,6 +790,18 @@ fleet_run(struct fleet *f, short revents, long long now)
 		f->status_at = now + FLEET_STATUS_MS;
 	}
 	arena_reset(&f->tmp);
+}
+
+/* see serve_int.h */
+void
+fleet_detach(struct fleet *f)
+{
+	if (f->l.fd >= 0)
+		close(f->l.fd);
+	if (f->l.cred != NULL)
+		tls_cred_wipe(f->l.cred);
+	close(f->b.lockfd);
+	close(f->b.dirfd);
 }
 
 /* see serve_int.h */

@@ -180,6 +180,9 @@ struct pollfd;
 long	fleet_poll(struct fleet *f, struct pollfd *pfd, long long now);
 /* After poll: revents of its fd (0 none). */
 void	fleet_run(struct fleet *f, short revents, long long now);
+/* In a forked child: the broker's socket, the board's files and the
+ * client key are not its own. */
+void	fleet_detach(struct fleet *f);
 /* Stopping: the offline status, DISCONNECT, close. */
 void	fleet_stop(struct fleet *f);
 /* api.c */

@@ -306,6 +306,8 @@ worker_detach(struct srv *s)
 	}
 	if (HAVE_SERVE_TLS && s->cred != NULL)
 		tls_cred_wipe(s->cred);
+	if (s->fleet != NULL)
+		fleet_detach(s->fleet);
 }
 
 /* The error reply of a turn that did not start. */

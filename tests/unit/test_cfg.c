@@ -8,6 +8,7 @@
 
 #include "agent/cfg.h"
 #include "base/log.h"
+#include "net/mqtt.h"
 #include "unit.h"
 #include "config.h"
 
@@ -568,6 +569,118 @@ left_out(void)
 	rmdir(dir);
 }
 
+/* mqtt: the fleet's section: defaults, checks, the password, the
+ * options both the device and the controller connect with. */
+static void
+mqtt(void)
+{
+	static const struct {
+		const char	*yaml, *msg;
+	} bad[] = {
+		{ "mqtt:\n  broker: http://x\n", "'mqtt.broker' must be a "
+		    "broker URL" },
+		{ "mqtt:\n  broker: mqtt://x/path\n", "'mqtt.broker' must" },
+		{ "mqtt:\n  client_id: dev1\n", "'mqtt.client_id' needs "
+		    "'mqtt.broker'" },
+		{ "mqtt:\n  broker: mqtt://x\n  client_id: a.b\n",
+		    "'mqtt.client_id' must be a name" },
+		{ "mqtt:\n  broker: mqtt://x\n  client_id: group\n",
+		    "'mqtt.client_id' must be a name" },
+		{ "mqtt:\n  broker: mqtt://x\n  groups: [ok, 'no/slash']\n",
+		    "'mqtt.groups' must be a list of names" },
+		{ "mqtt:\n  broker: mqtt://x\n  keepalive: 2\n",
+		    "'mqtt.keepalive' must be a whole number from 5 to 3600" },
+		{ "mqtt:\n  broker: mqtt://x\n  version: 4\n",
+		    "'mqtt.version' must be auto, 5 or 3.1.1" },
+		{ "mqtt:\n  broker: mqtt://x\n  root: a/+/b\n",
+		    "'mqtt.root' must be an MQTT topic" },
+		{ "mqtt:\n  broker: mqtt://x\n  ca: ca.pem\n",
+		    "are for an mqtts:// broker" },
+		{ "mqtt:\n  broker: mqtts://x\n  cert: c.pem\n",
+		    "'mqtt.cert' and 'mqtt.key' go together" },
+		{ "mqtt:\n  broker: mqtt://x\n  username: u\n  "
+		    "password_file: p\n  password_env: P\n", "not both" },
+		{ "mqtt:\n  broker: mqtt://x\n  password_env: P\n",
+		    "a password needs 'mqtt.username'" },
+		{ "mqtt:\n  broker: mqtt://x\n  username: u\n  "
+		    "password_file: nope\n", "mqtt.password_file" },
+		{ "mqtt:\n  broker: mqtt://x\n  version: 3.1.1\n  "
+		    "queues: [q]\n", "need MQTT 5" },
+	};
+	char dir[] = "/tmp/skillbox-cfg.XXXXXX", *path;
+	struct mqtt_link_opts lo;
+	struct mqtt_opts o;
+	struct cfg c;
+	char why[128];
+	size_t i;
+
+	clean_env();
+	unsetenv("TEST_MQTT_PASS");
+	if (mkdtemp(dir) == NULL) {
+		t_fail(__FILE__, __LINE__, "mkdtemp");
+		return;
+	}
+	path = arena_printf(&t_arena, "%s/c.yaml", dir);
+	/* none: no fleet, and config check says so */
+	T_EQI(load(&c, D "empty.yaml"), 0);
+	T(c.mqtt.broker == NULL);
+	T_EQI(cfg_mqtt_opts(&c, &o, &lo, why, sizeof(why)), -E_INVAL);
+	for (i = 0; i < ARRAY_LEN(bad); i++) {
+		t_put(dir, "c.yaml", bad[i].yaml);
+		T_EQI(load(&c, path), -E_INVAL);
+		if (strstr(err, bad[i].msg) == NULL)
+			t_fail(__FILE__, __LINE__, "%s: %s", bad[i].yaml, err);
+	}
+	/* the defaults that come from the host */
+	t_put(dir, "c.yaml", "mqtt:\n  broker: mqtt://127.0.0.1\n");
+	T_EQI(load(&c, path), 0);
+	T(c.mqtt.client_id != NULL && cfg_mqtt_name_ok(c.mqtt.client_id));
+	T_EQS(c.mqtt.root, "skillbox");
+	T_EQS(c.mqtt.prefix, arena_printf(&t_arena, "skillbox/%s",
+	    c.mqtt.client_id));
+	T(c.mqtt.keepalive == 60 && c.mqtt.version == 0 &&
+	    c.mqtt.session_expiry == 86400);
+	T_EQS(cfg_source(&c, "mqtt.keepalive"), "default");
+	/* every key; the password file's newline is not the password's */
+	t_put(dir, "pass", "s3cret\n");
+	t_put(dir, "c.yaml", "mqtt:\n  broker: mqtts://[::1]:8884\n"
+	    "  ca: ca.pem\n  cert: d.crt\n  key: d.key\n  username: dev1\n"
+	    "  password_file: pass\n  client_id: dev-1_x\n  keepalive: 30\n"
+	    "  root: fleet/a\n  groups: [lab, north]\n  queues: work\n"
+	    "  version: 5\n  session_expiry: 0\n");
+	T_EQI(load(&c, path), 0);
+	T_EQS(c.mqtt.ca, arena_printf(&t_arena, "%s/ca.pem", dir));
+	T_EQS(c.mqtt.prefix, "fleet/a/dev-1_x");
+	T(c.mqtt.ngroups == 2 && c.mqtt.nqueues == 1 && c.mqtt.version == 5);
+	T(c.mqtt.pass_len == 6 && memcmp(c.mqtt.pass, "s3cret", 6) == 0);
+	T_EQI(cfg_mqtt_opts(&c, &o, &lo, why, sizeof(why)), 0);
+	T(o.clean == 0 && o.keepalive == 30 && o.expiry == 0 && o.ver == 5);
+	T(o.pass_len == 6 && o.user != NULL && strcmp(o.user, "dev1") == 0);
+	T_EQS(o.client_id, "dev-1_x");
+	T_EQS(lo.url, "mqtts://[::1]:8884");
+	T_EQS(lo.key, arena_printf(&t_arena, "%s/d.key", dir));
+	/* the password from the environment, at connect time */
+	t_put(dir, "c.yaml", "mqtt:\n  broker: mqtt://h\n  username: u\n"
+	    "  password_env: TEST_MQTT_PASS\n  prefix: site/dev9\n"
+	    "  version: 3.1.1\n");
+	T_EQI(load(&c, path), 0);
+	T_EQS(c.mqtt.prefix, "site/dev9");
+	T_EQI(cfg_mqtt_opts(&c, &o, &lo, why, sizeof(why)), -E_INVAL);
+	T(strstr(why, "$TEST_MQTT_PASS is not set") != NULL);
+	setenv("TEST_MQTT_PASS", "pw", 1);
+	T_EQI(cfg_mqtt_opts(&c, &o, &lo, why, sizeof(why)), 0);
+	T(o.pass_len == 2 && o.ver == MQTT_V311);
+	unsetenv("TEST_MQTT_PASS");
+	t_put(dir, "pass", "\n");
+	t_put(dir, "c.yaml", "mqtt:\n  broker: mqtt://h\n  username: u\n"
+	    "  password_file: pass\n");
+	T_EQI(load(&c, path), -E_INVAL);
+	T(strstr(err, "is empty") != NULL);
+	unlink(arena_printf(&t_arena, "%s/pass", dir));
+	unlink(path);
+	rmdir(dir);
+}
+
 static const struct unit_case cases[] = {
 	{ "defaults", defaults },
 	{ "env_paths", env_paths },
@@ -582,6 +695,7 @@ static const struct unit_case cases[] = {
 	{ "out_of_memory", out_of_memory },
 	{ "passwd", passwd },
 	{ "left_out", left_out },
+	{ "mqtt", mqtt },
 };
 
 const struct unit_suite suite_cfg = { "cfg", cases, ARRAY_LEN(cases) };

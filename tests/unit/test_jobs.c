@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fmt/json.h"
 #include "serve/jobs.h"
 #include "base/log.h"
 #include "unit.h"
@@ -176,10 +177,118 @@ t_schema(void)
 	    why, sizeof(why)), 0);
 }
 
+/* A fleet job's id, source and reported flag survive the journal and a
+ * compaction; the outbox holds ended fleet jobs not reported, and prune
+ * keeps them. */
+static void
+t_fleet(void)
+{
+	struct board b;
+	struct job j, *p;
+	unsigned gone[8];
+
+	if (mkroot() != 0)
+		return;
+	T_EQI(board_open(&b, root, 0), 0);
+	T_EQI(board_lock(&b), 0);
+	memset(&j, 0, sizeof(j));
+	j.title = j.input = "fleet";
+	j.to = "";
+	j.fid = "t1.a-B_2";
+	j.from = "skillbox/dev1/jobs";
+	T_EQI(board_add(&b, &j, 1, 0), 0);
+	T_EQI(add(&b, "local", 0), 2);
+	T(board_find_fid(&b, "t1.a-B_2") == board_job(&b, 1));
+	T(board_find_fid(&b, "t1") == NULL);
+	T(!job_unreported(board_job(&b, 1)));	/* not ended */
+	T_EQI(board_finish(&b, 1, RUN_COMPLETED, "42", 10), 0);
+	T_EQI(board_finish(&b, 2, RUN_COMPLETED, "7", 10), 0);
+	T(job_unreported(board_job(&b, 1)));
+	T(!job_unreported(board_job(&b, 2)));	/* no fleet id */
+	/* prune leaves the outbox alone; the newest job stays anyway */
+	T_EQI(board_prune(&b, 1000, gone), 0);
+	T(board_job(&b, 1) != NULL);
+	board_unlock(&b);
+	board_close(&b);
+	T_EQI(board_open(&b, root, 0), 0);
+	T_EQI(board_lock(&b), 0);
+	p = board_find_fid(&b, "t1.a-B_2");
+	T(p != NULL && p->id == 1 && !p->rep);
+	T(p != NULL && p->from != NULL && strcmp(p->from,
+	    "skillbox/dev1/jobs") == 0);
+	j = *p;
+	j.rep = 1;
+	T_EQI(board_put(&b, &j), 0);
+	board_unlock(&b);
+	board_close(&b);
+	T_EQI(board_open(&b, root, 0), 0);
+	T_EQI(board_lock(&b), 0);
+	T(board_job(&b, 1)->rep == 1 && !job_unreported(board_job(&b, 1)));
+	T_EQI(add(&b, "newest", 0), 3);
+	T_EQI(board_prune(&b, 1000, gone), 2);	/* reported: prunable */
+	T(board_find_fid(&b, "t1.a-B_2") == NULL);
+	board_unlock(&b);
+	board_close(&b);
+	rmroot();
+}
+
+/* POST /api/v1/jobs and a fleet job's message share one parser. */
+static void
+t_parse(void)
+{
+	static const struct {
+		const char	*js, *why;	/* NULL: fine */
+	} k[] = {
+		{ "{\"title\":\"t\",\"input\":\"i\",\"to\":\"a\","
+		    "\"tries\":3,\"timeout\":5,\"schema\":{\"type\":"
+		    "\"object\"},\"budget\":0.5,\"parents\":[1]}", NULL },
+		{ "{\"input\":\"i\"}", "'title' must be a non-empty string" },
+		{ "{\"title\":\"\"}", "'title' must be a non-empty string" },
+		{ "{\"title\":1}", "'title' must be a non-empty string" },
+		{ "{\"title\":\"t\",\"tries\":-1}", "'tries' must be a "
+		    "whole number" },
+		{ "{\"title\":\"t\",\"schema\":[1]}", "'schema' must be a "
+		    "JSON-Schema object" },
+		{ "{\"title\":\"t\",\"parents\":[0]}", "'parents' must be "
+		    "an array of job ids" },
+	};
+	struct json_doc d;
+	struct job j;
+	const char *why;
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(k); i++) {
+		memset(&j, 0, sizeof(j));
+		T_EQI(json_parse(&t_arena, k[i].js, strlen(k[i].js), 256, &d),
+		    0);
+		why = job_parse_json(&t_arena, &d, &j);
+		if (k[i].why == NULL)
+			T(why == NULL);
+		else
+			T_EQS(why, k[i].why);
+	}
+	memset(&j, 0, sizeof(j));
+	T_EQI(json_parse(&t_arena, k[0].js, strlen(k[0].js), 256, &d), 0);
+	T(job_parse_json(&t_arena, &d, &j) == NULL);
+	T_EQS(j.title, "t");
+	T_EQS(j.input, "i");
+	T_EQS(j.to, "a");
+	T_EQS(j.schema, "{\"type\":\"object\"}");
+	T_EQS(j.budget, "0.5");
+	T(j.max_tries == 3 && j.timeout == 5 && j.nparents == 1 &&
+	    j.parents[0] == 1);
+	memset(&j, 0, sizeof(j));	/* input defaults to the title */
+	T_EQI(json_parse(&t_arena, "{\"title\":\"x\"}", 13, 16, &d), 0);
+	T(job_parse_json(&t_arena, &d, &j) == NULL);
+	T_EQS(j.input, "x");
+}
+
 static const struct unit_case cases[] = {
 	{ "journal", t_journal },
 	{ "outcomes", t_outcomes },
 	{ "schema", t_schema },
+	{ "fleet", t_fleet },
+	{ "parse", t_parse },
 };
 
 const struct unit_suite suite_jobs = { "jobs", cases, ARRAY_LEN(cases) };
