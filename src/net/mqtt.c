@@ -9,6 +9,7 @@
  */
 #include "net/mqtt.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* --- decoding */
@@ -581,4 +582,426 @@ mqtt_enc_bare(struct sbuf *sb, unsigned ver, unsigned type)
 	size_t at = enc_open(sb);
 
 	enc_close(sb, at, type << 4);
+}
+
+/* --- the session */
+
+/* Words for reason codes: 3.1.1's CONNACK return codes are 1-5; 5's
+ * codes that end a connection are 0x80 and up. */
+static const struct {
+	unsigned char	 code;
+	const char	*words;
+} reasons[] = {
+	{ 0x01, "unacceptable protocol version" },
+	{ 0x02, "client identifier rejected" },
+	{ 0x03, "server unavailable" },
+	{ 0x04, "bad user name or password" },
+	{ 0x05, "not authorized" },
+	{ 0x80, "unspecified error" }, { 0x81, "malformed packet" },
+	{ 0x82, "protocol error" }, { 0x83, "implementation specific error" },
+	{ 0x84, "unsupported protocol version" },
+	{ 0x85, "client identifier not valid" },
+	{ 0x86, "bad user name or password" }, { 0x87, "not authorized" },
+	{ 0x88, "server unavailable" }, { 0x89, "server busy" },
+	{ 0x8a, "banned" }, { 0x8b, "server shutting down" },
+	{ 0x8c, "bad authentication method" },
+	{ 0x8d, "keep alive timeout" }, { 0x8e, "session taken over" },
+	{ 0x8f, "topic filter invalid" }, { 0x90, "topic name invalid" },
+	{ 0x93, "receive maximum exceeded" }, { 0x95, "packet too large" },
+	{ 0x97, "quota exceeded" }, { 0x98, "administrative action" },
+	{ 0x99, "payload format invalid" }, { 0x9a, "retain not supported" },
+	{ 0x9b, "QoS not supported" }, { 0x9c, "use another server" },
+	{ 0x9d, "server moved" },
+	{ 0x9e, "shared subscriptions not supported" },
+	{ 0x9f, "connection rate exceeded" },
+	{ 0xa0, "maximum connect time" },
+	{ 0xa2, "wildcard subscriptions not supported" },
+};
+
+static const char *
+reason_words(unsigned code)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(reasons); i++)
+		if (reasons[i].code == code)
+			return reasons[i].words;
+	return "reason unknown";
+}
+
+/* The session ends: once, with words, and MQE_DOWN. */
+static int
+down(struct mqtt *m, int err, const struct mqtt_pkt *p, const char *what,
+    const char *detail)
+{
+	if (m->st == MQS_DOWN || m->st == MQS_IDLE)
+		return err;
+	m->st = MQS_DOWN;
+	m->nids = m->inflight = 0;
+	snprintf(m->why, sizeof(m->why), "%s%s%s", what,
+	    detail && *detail ? ": " : "", detail ? detail : "");
+	m->fn(m->arg, m, MQE_DOWN, p);
+	return err;
+}
+
+/* A broker's refusal or DISCONNECT, with its code and reason string. */
+static int
+down_code(struct mqtt *m, const struct mqtt_pkt *p, const char *what)
+{
+	char d[96];
+
+	snprintf(d, sizeof(d), "%s (0x%02x)%s%.*s", reason_words(p->code),
+	    p->code, p->reason.n ? ", " : "", (int)MIN(p->reason.n, 40),
+	    p->reason.p);
+	return down(m, p->type == MQ_DISCONNECT ? -E_PROTO : -E_DENIED, p,
+	    what, d);
+}
+
+/* see mqtt.h */
+void
+mqtt_init(struct mqtt *m, const struct mqtt_opts *o, mqtt_fn *fn,
+    void *arg)
+{
+	memset(m, 0, sizeof(*m));
+	m->o = *o;
+	if (m->o.max_in == 0)
+		m->o.max_in = MQTT_DEFAULT_MAX_IN;
+	m->fn = fn;
+	m->arg = arg;
+	sbuf_init(&m->out, NULL, 0);
+	m->next_id = 1;
+}
+
+/* see mqtt.h */
+void
+mqtt_free(struct mqtt *m)
+{
+	sbuf_release(&m->out);
+	mem_free(m->in);
+	mem_free(m->ids);
+	m->in = NULL;
+	m->ids = NULL;
+	m->in_cap = m->in_len = m->ids_cap = m->nids = 0;
+}
+
+/* see mqtt.h */
+void
+mqtt_begin(struct mqtt *m, long long now_ms)
+{
+	if (m->out.cap > (64u << 10))
+		sbuf_release(&m->out);
+	sbuf_init(&m->out, NULL, 0);
+	m->out_off = m->in_len = m->nids = m->inflight = m->wrote = 0;
+	m->ver = m->o.ver ? m->o.ver : m->fallback ? MQTT_V311 : MQTT_V5;
+	m->send_max = MQTT_MAX_INFLIGHT;
+	m->max_out = MQTT_MAX_REMAIN + 5ul;
+	m->keepalive = m->o.keepalive;
+	m->last_in = m->last_out = now_ms;
+	m->ping_at = 0;
+	m->why[0] = '\0';
+	m->st = MQS_CONNECTING;
+	mqtt_enc_connect(&m->out, &m->o, m->ver);
+}
+
+static int
+on_connack(struct mqtt *m, const struct mqtt_pkt *p)
+{
+	if (m->st != MQS_CONNECTING)
+		return down(m, -E_PROTO, NULL, "protocol error",
+		    "a second CONNACK");
+	/* A 3.1.1 broker refuses level 5 with its return code 1. */
+	if (p->code != 0 && m->o.ver == 0 && m->ver == MQTT_V5 &&
+	    (p->code == 1 || p->code == 0x84)) {
+		m->fallback = 1;
+		return down(m, -E_PROTO, p, "broker refused MQTT 5",
+		    "trying 3.1.1 next");
+	}
+	if (p->code != 0)
+		return down_code(m, p, "broker refused the connection");
+	m->st = MQS_UP;
+	if (p->keepalive)
+		m->keepalive = p->keepalive;
+	if (p->recv_max)
+		m->send_max = MIN(p->recv_max, MQTT_MAX_INFLIGHT);
+	if (p->max_packet)
+		m->max_out = p->max_packet;
+	m->fn(m->arg, m, MQE_UP, p);
+	return 0;
+}
+
+/* Take id out of the set in flight: 1 when it was there. */
+static int
+id_drop(struct mqtt *m, unsigned key)
+{
+	unsigned i;
+
+	for (i = 0; i < m->nids; i++)
+		if (m->ids[i] == key) {
+			m->ids[i] = m->ids[--m->nids];
+			return 1;
+		}
+	return 0;
+}
+
+static int
+on_packet(struct mqtt *m, const struct mqtt_pkt *p)
+{
+	if (p->type == MQ_CONNACK)
+		return on_connack(m, p);
+	if (m->st != MQS_UP)
+		return down(m, -E_PROTO, NULL, "protocol error",
+		    "a packet before CONNACK");
+	switch (p->type) {
+	case MQ_PUBLISH:
+		if (p->qos > 1)
+			return down(m, -E_PROTO, NULL, "protocol error",
+			    "a QoS 2 PUBLISH, which no subscription asked for");
+		m->fn(m->arg, m, MQE_MSG, p);
+		return 0;
+	case MQ_PUBACK:
+		if (id_drop(m, p->id)) {
+			m->inflight--;
+			m->fn(m->arg, m, MQE_ACKED, p);
+		}
+		return 0;		/* an ack of an earlier connection's */
+	case MQ_SUBACK:
+		if (id_drop(m, p->id | 1u << 16))
+			m->fn(m->arg, m, MQE_SUBACK, p);
+		return 0;
+	case MQ_PINGRESP:
+	case MQ_UNSUBACK:
+		return 0;
+	case MQ_DISCONNECT:
+		return down_code(m, p, "broker disconnected");
+	}
+	return down(m, -E_PROTO, NULL, "protocol error",
+	    "a packet type a broker does not send");
+}
+
+/* Keep the bytes that are not a whole packet yet. */
+static int
+in_keep(struct mqtt *m, const void *buf, size_t n)
+{
+	unsigned char *np;
+	size_t cap = m->in_cap ? m->in_cap : 1024;
+
+	while (cap < m->in_len + n)
+		cap *= 2;
+	if (cap != m->in_cap) {
+		if ((np = mem_realloc(m->in, cap)) == NULL)
+			return -E_NOMEM;
+		m->in = np;
+		m->in_cap = cap;
+	}
+	memcpy(m->in + m->in_len, buf, n);
+	m->in_len += n;
+	return 0;
+}
+
+/* see mqtt.h */
+int
+mqtt_feed(struct mqtt *m, const void *buf, size_t n, long long now_ms)
+{
+	struct mqtt_pkt p;
+	const char *why;
+	size_t off = 0;
+	long r = 0;
+	char d[64];
+
+	if (m->st != MQS_CONNECTING && m->st != MQS_UP)
+		return -E_INVAL;
+	m->last_in = now_ms;
+	if (in_keep(m, buf, n) < 0)
+		return down(m, -E_NOMEM, NULL, "out of memory", NULL);
+	while (m->st != MQS_DOWN && off < m->in_len) {
+		r = mqtt_decode(m->ver, m->in + off, m->in_len - off,
+		    m->o.max_in, &p, &why);
+		if (r == -E_LIMIT) {
+			snprintf(d, sizeof(d), "over %zu bytes", m->o.max_in);
+			return down(m, r, NULL, "broker sent a packet", d);
+		}
+		if (r < 0)
+			return down(m, r, NULL, "malformed packet from the "
+			    "broker", why);
+		if (r == 0)
+			break;
+		off += r;
+		if ((r = on_packet(m, &p)) < 0)
+			return r;
+	}
+	if (m->st == MQS_DOWN)
+		return -E_PROTO;	/* the user ended it meanwhile */
+	memmove(m->in, m->in + off, m->in_len - off);
+	m->in_len -= off;
+	return 0;
+}
+
+/* see mqtt.h */
+size_t
+mqtt_out(const struct mqtt *m, const void **p)
+{
+	*p = m->out.p + m->out_off;
+	return m->out.len - m->out_off;
+}
+
+/* see mqtt.h */
+void
+mqtt_sent(struct mqtt *m, size_t n)
+{
+	m->out_off += MIN(n, m->out.len - m->out_off);
+	if (m->out_off == m->out.len) {
+		sbuf_truncate(&m->out, 0);
+		m->out_off = 0;
+	}
+	m->wrote |= n > 0;
+}
+
+/* see mqtt.h */
+long
+mqtt_tick(struct mqtt *m, long long now_ms)
+{
+	long long ka = m->keepalive * 1000ll, quiet, ping;
+
+	if (m->wrote)
+		m->last_out = now_ms;
+	m->wrote = 0;
+	if (m->st != MQS_CONNECTING && m->st != MQS_UP)
+		return -1;
+	quiet = m->last_in + (ka ? ka * 3 / 2 : 30000) - now_ms;
+	if (quiet <= 0)
+		return down(m, -E_TIMEOUT, NULL, m->st == MQS_UP ?
+		    "broker silent past the keepalive" : "no CONNACK",
+		    "timed out");
+	if (m->st == MQS_CONNECTING || ka == 0)
+		return m->st == MQS_CONNECTING ? quiet : -1;
+	if ((ping = m->last_out + ka - now_ms) <= 0) {
+		mqtt_enc_bare(&m->out, m->ver, MQ_PINGREQ);
+		m->last_out = m->ping_at = now_ms;
+		ping = ka;
+	}
+	return MIN(quiet, ping);
+}
+
+/* Queue one packet encoded by the caller after `at`: a failure takes it
+ * back out, and the buffer stays usable. */
+static long
+queued(struct mqtt *m, size_t at)
+{
+	int e = m->out.err;
+
+	if (e == 0 && m->out.len - at > m->max_out)
+		e = -E_LIMIT;
+	if (e != 0) {
+		m->out.err = 0;
+		sbuf_truncate(&m->out, at);
+	}
+	return e;
+}
+
+/* A packet id not in flight; 0 when too many are. */
+static unsigned
+id_new(struct mqtt *m, unsigned flag)
+{
+	unsigned *np, i, id;
+
+	if (m->nids == m->ids_cap) {
+		if (m->ids_cap >= 2 * MQTT_MAX_INFLIGHT ||
+		    (np = mem_realloc(m->ids, (m->ids_cap + 16) *
+		    sizeof(*np))) == NULL)
+			return 0;
+		m->ids = np;
+		m->ids_cap += 16;
+	}
+	for (id = m->next_id;; id = id % 65535 + 1) {
+		for (i = 0; i < m->nids && (m->ids[i] & 0xffff) != id; i++)
+			;
+		if (i == m->nids)
+			break;
+	}
+	m->next_id = id % 65535 + 1;
+	m->ids[m->nids++] = id | flag;
+	return id;
+}
+
+/* see mqtt.h */
+long
+mqtt_publish(struct mqtt *m, const char *topic, const void *msg, size_t n,
+    unsigned qos, unsigned retain, unsigned dup)
+{
+	struct str t = str_z(topic);
+	size_t at = m->out.len;
+	unsigned id = 0;
+	long e;
+
+	if (m->st != MQS_UP || qos > 1 || !topic_ok(t) || !utf8_ok(t))
+		return -E_INVAL;
+	if (qos == 1 && m->inflight >= m->send_max)
+		return -E_BUSY;
+	if (qos == 1 && (id = id_new(m, 0)) == 0)
+		return -E_NOMEM;
+	mqtt_enc_publish(&m->out, m->ver, topic, msg, n, qos, retain, dup,
+	    id);
+	if ((e = queued(m, at)) < 0) {
+		if (id_drop(m, id))
+			m->next_id = id;
+		return e;
+	}
+	m->inflight += qos;
+	return id;
+}
+
+/* see mqtt.h */
+long
+mqtt_subscribe(struct mqtt *m, const char *const *filters, unsigned n)
+{
+	size_t at = m->out.len;
+	unsigned id;
+	long e;
+
+	if (m->st != MQS_UP || n == 0)
+		return -E_INVAL;
+	if ((id = id_new(m, 1u << 16)) == 0)
+		return -E_BUSY;
+	mqtt_enc_subscribe(&m->out, m->ver, id, filters, n, 1);
+	if ((e = queued(m, at)) < 0) {
+		id_drop(m, id | 1u << 16);
+		return e;
+	}
+	return id;
+}
+
+/* see mqtt.h */
+void
+mqtt_ack(struct mqtt *m, unsigned id)
+{
+	size_t at = m->out.len;
+
+	if (m->st == MQS_UP && id != 0) {
+		mqtt_enc_ack(&m->out, m->ver, MQ_PUBACK, id, 0);
+		queued(m, at);
+	}
+}
+
+/* see mqtt.h */
+void
+mqtt_disconnect(struct mqtt *m)
+{
+	if (m->st != MQS_UP && m->st != MQS_CONNECTING)
+		return;
+	mqtt_enc_bare(&m->out, m->ver, MQ_DISCONNECT);
+	down(m, 0, NULL, "disconnected by this client", NULL);
+}
+
+/* see mqtt.h */
+void
+mqtt_lost(struct mqtt *m, int err, const char *why)
+{
+	down(m, err, NULL, "connection lost", why);
+}
+
+/* see mqtt.h */
+const char *
+mqtt_why(const struct mqtt *m)
+{
+	return m->why[0] ? m->why : "not connected";
 }

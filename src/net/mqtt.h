@@ -93,7 +93,8 @@ struct mqtt_opts {
 	unsigned long	 expiry;	/* 5: session expiry interval, s */
 	const struct mqtt_will *will;	/* NULL: none */
 	size_t		 max_in;	/* the largest packet taken; 5 tells
-					 * the broker */
+					 * the broker (the session: 0 is
+					 * MQTT_DEFAULT_MAX_IN) */
 };
 
 void	mqtt_enc_connect(struct sbuf *sb, const struct mqtt_opts *o,
@@ -150,7 +151,15 @@ struct mqtt {
 	long long	 last_in, last_out, ping_at;
 	unsigned	 fallback;	/* 5 was refused: next time 3.1.1 */
 	char		 why[128];
+	unsigned	*ids;		/* ids in flight (SUBSCRIBE: | 1 << 16) */
+	unsigned	 nids, ids_cap;
+	unsigned	 wrote;		/* bytes went out since the last tick */
 };
+
+/* Our own bound on QoS 1 publishes in flight, whatever the broker takes. */
+#define MQTT_MAX_INFLIGHT	256u
+/* The largest packet taken when mqtt_opts.max_in is 0. */
+#define MQTT_DEFAULT_MAX_IN	(256u << 10)
 
 /* Make m ready; o's strings must outlive m. The buffers come from
  * mem_realloc and go at mqtt_free. */
@@ -185,6 +194,9 @@ long	mqtt_subscribe(struct mqtt *m, const char *const *filters, unsigned n);
 void	mqtt_ack(struct mqtt *m, unsigned id);
 /* Queue DISCONNECT (normal: the broker does not send the will). */
 void	mqtt_disconnect(struct mqtt *m);
+/* The connection under the session ended (the link's: closed, reset, TLS
+ * failed): MQE_DOWN with err and why, unless it was down already. */
+void	mqtt_lost(struct mqtt *m, int err, const char *why);
 const char *mqtt_why(const struct mqtt *m);
 
 /* --- the link */

@@ -1,6 +1,7 @@
 /* test_mqtt.c - the MQTT codec (every encoder through the decoder, both
  * versions, and the malformed packets it must refuse) and the session
  * driven by fed bytes and a fake clock. */
+#include <stdio.h>
 #include <string.h>
 
 #include "base/str.h"
@@ -297,6 +298,320 @@ t_enc_limits(void)
 	T(sb.err != 0);
 }
 
+
+/* --- the session, fed bytes, with a fake clock */
+
+/* What the callback saw, as "up msg:ID acked:ID:CODE suback:ID down ". */
+static char seen[512];
+
+static void
+rec(void *arg, struct mqtt *m, enum mqtt_ev ev, const struct mqtt_pkt *p)
+{
+	size_t n = strlen(seen);
+	char *s = seen + n;
+
+	(void)arg;
+	(void)m;
+	switch (ev) {
+	case MQE_UP:
+		snprintf(s, sizeof(seen) - n, "up ");
+		break;
+	case MQE_MSG:
+		snprintf(s, sizeof(seen) - n, "msg:%u:%.*s ", p->id,
+		    (int)p->payload.n, p->payload.p);
+		break;
+	case MQE_ACKED:
+		snprintf(s, sizeof(seen) - n, "acked:%u:%u ", p->id, p->code);
+		break;
+	case MQE_SUBACK:
+		snprintf(s, sizeof(seen) - n, "suback:%u ", p->id);
+		break;
+	case MQE_DOWN:
+		snprintf(s, sizeof(seen) - n, "down ");
+		break;
+	}
+}
+
+#define FEED(m, lit, now) mqtt_feed(m, lit, sizeof(lit) - 1, now)
+
+/* Take what the session wants written; the packet types in order, as
+ * a string of hex digits ("1" CONNECT, "c" PINGREQ, ...). */
+static const char *
+drain(struct mqtt *m, unsigned *ver)
+{
+	static char types[64];
+	struct mqtt_pkt p;
+	const char *why;
+	const void *b;
+	size_t n = mqtt_out(m, &b), k = 0;
+	long r;
+
+	while (n > 0 && k < sizeof(types) - 1) {
+		r = mqtt_decode(m->ver, b, n, 0, &p, &why);
+		T(r > 0);
+		if (r <= 0)
+			break;
+		types[k++] = "0123456789abcdef"[p.type];
+		if (ver != NULL && p.type == MQ_CONNECT)
+			*ver = m->ver;
+		b = (const char *)b + r;
+		n -= r;
+	}
+	types[k] = '\0';
+	mqtt_sent(m, mqtt_out(m, &b));
+	return types;
+}
+
+static void
+start(struct mqtt *m, struct mqtt_opts *o, unsigned ver, unsigned ka)
+{
+	memset(o, 0, sizeof(*o));
+	o->ver = ver;
+	o->client_id = "dev1";
+	o->keepalive = ka;
+	seen[0] = '\0';
+	mqtt_init(m, o, rec, NULL);
+	mqtt_begin(m, 0);
+	T_EQS(drain(m, NULL), "1");
+	mqtt_tick(m, 0);
+}
+
+static void
+t_session_up(void)
+{
+	struct mqtt_opts o;
+	struct mqtt m;
+	static const char *const f[] = { "a/jobs", "b/jobs" };
+
+	start(&m, &o, 0, 10);
+	T_EQI(m.st, MQS_CONNECTING);
+	T_EQI(m.ver, MQTT_V5);
+	T_EQI(mqtt_publish(&m, "t", "x", 1, 1, 0, 0), -E_INVAL);
+	/* receive maximum 2, server keep alive 20 */
+	T_EQI(FEED(&m, "\x20\x09\x00\x00\x06\x21\x00\x02\x13\x00\x14", 5),
+	    0);
+	T_EQS(seen, "up ");
+	T(m.st == MQS_UP && m.keepalive == 20 && m.send_max == 2);
+	T_EQI(mqtt_publish(&m, "r/1", "a", 1, 1, 0, 0), 1);
+	T_EQI(mqtt_publish(&m, "r/2", "b", 1, 1, 0, 0), 2);
+	T_EQI(mqtt_publish(&m, "r/3", "c", 1, 1, 0, 0), -E_BUSY);
+	T_EQI(mqtt_publish(&m, "r/0", "d", 1, 0, 0, 0), 0);	/* QoS 0 */
+	T_EQI(mqtt_publish(&m, "r/+", "d", 1, 0, 0, 0), -E_INVAL);
+	T_EQI(mqtt_publish(&m, "", "d", 1, 0, 0, 0), -E_INVAL);
+	T_EQS(drain(&m, NULL), "333");
+	T_EQI(FEED(&m, "\x40\x02\x00\x02", 6), 0);
+	T_EQI(FEED(&m, "\x40\x02\x00\x02", 6), 0);	/* again: nothing */
+	T_EQS(seen, "up acked:2:0 ");
+	T_EQI(mqtt_publish(&m, "r/3", "c", 1, 1, 0, 0), 3);
+	T_EQI(mqtt_subscribe(&m, f, 2), 4);
+	T_EQS(drain(&m, NULL), "38");
+	T_EQI(FEED(&m, "\x90\x05\x00\x04\x00\x01\x01", 7), 0);
+	T_EQI(FEED(&m, "\x40\x04\x00\x03\x87\x00", 7), 0);
+	T_EQS(seen, "up acked:2:0 suback:4 acked:3:135 ");
+	mqtt_disconnect(&m);
+	T_EQS(drain(&m, NULL), "e");
+	T_EQS(seen, "up acked:2:0 suback:4 acked:3:135 down ");
+	T(strstr(mqtt_why(&m), "disconnected") != NULL);
+	T_EQI(FEED(&m, "\xd0\x00", 8), -E_INVAL);
+	mqtt_free(&m);
+}
+
+static void
+t_session_ids(void)
+{
+	struct mqtt_opts o;
+	struct mqtt m;
+
+	start(&m, &o, MQTT_V311, 0);
+	T_EQI(FEED(&m, "\x20\x02\x00\x00", 1), 0);
+	T_EQI(mqtt_publish(&m, "t", "x", 1, 1, 0, 0), 1);
+	m.next_id = 65534;
+	T_EQI(mqtt_publish(&m, "t", "x", 1, 1, 0, 0), 65534);
+	T_EQI(mqtt_publish(&m, "t", "x", 1, 1, 0, 0), 65535);
+	T_EQI(mqtt_publish(&m, "t", "x", 1, 1, 0, 0), 2);	/* not 0, 1 */
+	T_EQI(FEED(&m, "\x40\x02\xff\xfe", 2), 0);
+	m.next_id = 65534;
+	T_EQI(mqtt_publish(&m, "t", "x", 1, 1, 0, 0), 65534);
+	T_EQI(m.inflight, 4);
+	/* our own bound */
+	while (mqtt_publish(&m, "t", "x", 1, 1, 0, 0) > 0)
+		;
+	T_EQI(m.inflight, MQTT_MAX_INFLIGHT);
+	T_EQI(mqtt_publish(&m, "t", "x", 1, 1, 0, 0), -E_BUSY);
+	mqtt_free(&m);
+}
+
+static void
+t_session_msg(void)
+{
+	static const char pub[] = "\x32\x09\x00\x03" "a/b\x00\x09" "hi"
+	    "\x30\x06\x00\x01t" "q0x";
+	struct mqtt_opts o;
+	struct mqtt m;
+	size_t i;
+
+	start(&m, &o, MQTT_V311, 0);
+	T_EQI(FEED(&m, "\x20\x02\x01\x00", 1), 0);
+	for (i = 0; i < sizeof(pub) - 1; i++)	/* a byte at a time */
+		T_EQI(mqtt_feed(&m, pub + i, 1, 2), 0);
+	T_EQS(seen, "up msg:9:hi msg:0:q0x ");
+	T_EQS(drain(&m, NULL), "");		/* no PUBACK on its own */
+	mqtt_ack(&m, 9);
+	T_EQS(drain(&m, NULL), "4");
+	/* QoS 2 was never asked for */
+	T(FEED(&m, "\x34\x05\x00\x01t\x00\x01", 3) < 0);
+	T(strstr(mqtt_why(&m), "QoS 2") != NULL);
+	mqtt_free(&m);
+}
+
+static void
+t_session_refused(void)
+{
+	struct mqtt_opts o;
+	struct mqtt m;
+	unsigned ver = 0;
+
+	start(&m, &o, MQTT_V311, 0);
+	T(FEED(&m, "\x20\x02\x00\x05", 1) < 0);
+	T_EQS(seen, "down ");
+	T_EQS(mqtt_why(&m), "broker refused the connection: not authorized "
+	    "(0x05)");
+	T_EQI(m.fallback, 0);
+	mqtt_free(&m);
+
+	start(&m, &o, MQTT_V5, 0);
+	T(FEED(&m, "\x20\x09\x00\x86\x06\x1f\x00\x03" "bad", 1) < 0);
+	T_EQS(mqtt_why(&m), "broker refused the connection: bad user name "
+	    "or password (0x86), bad");
+	mqtt_free(&m);
+
+	/* 5 asked for, not auto: no fallback */
+	start(&m, &o, MQTT_V5, 0);
+	T(FEED(&m, "\x20\x02\x00\x01", 1) < 0);
+	T_EQI(m.fallback, 0);
+	mqtt_free(&m);
+
+	/* auto: a 3.1.1 refusal of level 5, then 3.1.1 */
+	start(&m, &o, 0, 0);
+	T(FEED(&m, "\x20\x02\x00\x01", 1) < 0);
+	T_EQI(m.fallback, 1);
+	T(strstr(mqtt_why(&m), "MQTT 5") != NULL);
+	mqtt_begin(&m, 2);
+	T_EQS(drain(&m, &ver), "1");
+	T_EQI(ver, MQTT_V311);
+	T_EQI(FEED(&m, "\x20\x02\x00\x00", 3), 0);
+	T_EQS(seen, "down up ");
+	mqtt_free(&m);
+
+	/* auto: 5's "unsupported protocol version" */
+	start(&m, &o, 0, 0);
+	T(FEED(&m, "\x20\x03\x00\x84\x00", 1) < 0);
+	T_EQI(m.fallback, 1);
+	mqtt_free(&m);
+}
+
+static void
+t_session_errors(void)
+{
+	struct mqtt_opts o;
+	struct mqtt m;
+
+	start(&m, &o, MQTT_V5, 0);
+	T(FEED(&m, "\xd0\x00", 1) < 0);		/* before CONNACK */
+	T(strstr(mqtt_why(&m), "before CONNACK") != NULL);
+	mqtt_free(&m);
+
+	start(&m, &o, MQTT_V5, 0);
+	T_EQI(FEED(&m, "\x20\x03\x00\x00\x00", 1), 0);
+	T(FEED(&m, "\x20\x03\x00\x00\x00", 1) < 0);
+	T(strstr(mqtt_why(&m), "second CONNACK") != NULL);
+	mqtt_free(&m);
+
+	start(&m, &o, MQTT_V5, 0);
+	T_EQI(FEED(&m, "\x20\x03\x00\x00\x00", 1), 0);
+	T(FEED(&m, "\x30\x80\x80\x80\x80", 1) == -E_PARSE);
+	T_EQS(mqtt_why(&m), "malformed packet from the broker: remaining "
+	    "length over 4 bytes");
+	mqtt_free(&m);
+
+	/* over max_in, from the header alone */
+	start(&m, &o, MQTT_V5, 0);
+	m.o.max_in = 100;
+	T_EQI(FEED(&m, "\x20\x03\x00\x00\x00", 1), 0);
+	T(FEED(&m, "\x30\xe8\x07", 1) == -E_LIMIT);
+	T_EQS(mqtt_why(&m), "broker sent a packet: over 100 bytes");
+	mqtt_free(&m);
+
+	start(&m, &o, MQTT_V5, 0);
+	T_EQI(FEED(&m, "\x20\x03\x00\x00\x00", 1), 0);
+	T(FEED(&m, "\xe0\x01\x8e", 1) < 0);
+	T_EQS(mqtt_why(&m), "broker disconnected: session taken over (0x8e)");
+	T_EQS(seen, "up down ");
+	mqtt_free(&m);
+
+	start(&m, &o, MQTT_V5, 0);
+	T_EQI(FEED(&m, "\x20\x03\x00\x00\x00", 1), 0);
+	T(FEED(&m, "\x50\x02\x00\x01", 1) < 0);		/* PUBREC */
+	T(strstr(mqtt_why(&m), "protocol error") != NULL);
+	mqtt_free(&m);
+
+	/* the broker's maximum packet size */
+	start(&m, &o, MQTT_V5, 0);
+	T_EQI(FEED(&m, "\x20\x08\x00\x00\x05\x27\x00\x00\x00\x20", 1), 0);
+	T_EQI(mqtt_publish(&m, "t", "0123456789012345678901234567890",
+	    31, 1, 0, 0), -E_LIMIT);
+	T_EQI(mqtt_publish(&m, "t", "01", 2, 1, 0, 0), 1);
+	T_EQS(drain(&m, NULL), "3");
+	mqtt_lost(&m, -E_IO, "reset by peer");
+	T_EQS(mqtt_why(&m), "connection lost: reset by peer");
+	T_EQS(seen, "up down ");
+	mqtt_free(&m);
+}
+
+static void
+t_session_keepalive(void)
+{
+	struct mqtt_opts o;
+	struct mqtt m;
+
+	start(&m, &o, MQTT_V311, 10);
+	T_EQI(mqtt_tick(&m, 0), 15000);			/* CONNACK due */
+	T_EQI(FEED(&m, "\x20\x02\x00\x00", 1000), 0);
+	T_EQI(mqtt_tick(&m, 5000), 5000);		/* the ping due */
+	T_EQI(mqtt_tick(&m, 10000), 6000);		/* silence first */
+	T_EQS(drain(&m, NULL), "c");
+	T_EQI(FEED(&m, "\xd0\x00", 11000), 0);
+	/* the PINGREQ went out at the tick after the drain */
+	T_EQI(mqtt_tick(&m, 11000), 10000);
+	T_EQI(mqtt_tick(&m, 20000), 1000);
+	T_EQS(drain(&m, NULL), "");
+	T_EQI(mqtt_tick(&m, 21000), 5000);
+	T_EQS(drain(&m, NULL), "c");
+	T_EQI(mqtt_tick(&m, 25999), 1);
+	T_EQS(seen, "up ");
+	T_EQI(mqtt_tick(&m, 26000), -E_TIMEOUT);
+	T_EQS(seen, "up down ");
+	T_EQS(mqtt_why(&m), "broker silent past the keepalive: timed out");
+	T_EQI(mqtt_tick(&m, 27000), -1);
+	mqtt_free(&m);
+
+	/* writes count as activity; no CONNACK ends it too */
+	start(&m, &o, MQTT_V311, 10);
+	T_EQI(mqtt_tick(&m, 14999), 1);
+	T_EQI(mqtt_tick(&m, 15000), -E_TIMEOUT);
+	T_EQS(mqtt_why(&m), "no CONNACK: timed out");
+	mqtt_free(&m);
+
+	start(&m, &o, MQTT_V311, 10);
+	T_EQI(FEED(&m, "\x20\x02\x00\x00", 0), 0);
+	T_EQI(mqtt_publish(&m, "t", "x", 1, 0, 0, 0), 0);
+	T_EQS(drain(&m, NULL), "3");
+	T_EQI(mqtt_tick(&m, 8000), 7000);	/* sent at 8 s */
+	T_EQI(mqtt_tick(&m, 10000), 5000);	/* no ping before 18 s */
+	T_EQS(drain(&m, NULL), "");
+	mqtt_free(&m);
+}
+
 static const struct unit_case cases[] = {
 	{ "connect", t_connect },
 	{ "publish", t_publish },
@@ -306,6 +621,12 @@ static const struct unit_case cases[] = {
 	{ "server_packets", t_server_packets },
 	{ "malformed", t_malformed },
 	{ "enc_limits", t_enc_limits },
+	{ "session_up", t_session_up },
+	{ "session_ids", t_session_ids },
+	{ "session_msg", t_session_msg },
+	{ "session_refused", t_session_refused },
+	{ "session_errors", t_session_errors },
+	{ "session_keepalive", t_session_keepalive },
 };
 
 const struct unit_suite suite_mqtt = { "mqtt", cases, ARRAY_LEN(cases) };
