@@ -688,14 +688,22 @@ static const struct option fleet_lo[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* The topic and message of send: 0 or an exit status. */
+/* The command line of send and answer, before the configuration: 0 or
+ * EXIT_USAGE (said). */
 static int
-send_setup(struct fleet *f, const char *queue, const char *to,
-    const char *prompt)
+args_check(struct fleet *f, const char *queue, int decide, const char *arg)
 {
-	static char id[40];
-	unsigned char rnd[4];
-
+	if (f->cmd == F_ANSWER) {
+		if (!name_ok(f->job_id, 1))
+			return cmd_usage("fleet", "answer: the job's id first");
+		if (f->device == NULL || !name_ok(f->device, 0))
+			return cmd_usage("fleet", "answer: --device D names "
+			    "the device");
+		if (decide == 1 && arg != NULL)
+			return cmd_usage("fleet", "answer: --approve takes no "
+			    "text");
+		return 0;
+	}
 	if ((f->group != NULL) + (f->device != NULL) + (queue != NULL) != 1)
 		return cmd_usage("fleet", "send: one of --group, --device, "
 		    "--queue");
@@ -704,6 +712,17 @@ send_setup(struct fleet *f, const char *queue, const char *to,
 		    "_ -");
 	if (f->job_id != NULL && !name_ok(f->job_id, 1))
 		return cmd_usage("fleet", "--id: 1 to 64 of A-Z a-z 0-9 _ . -");
+	return 0;
+}
+
+/* The topic and message of send: 0 or an exit status. */
+static int
+send_setup(struct fleet *f, const char *queue, const char *to,
+    const char *prompt)
+{
+	static char id[40];
+	unsigned char rnd[4];
+
 	if (f->job_id == NULL) {
 		if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
 			memset(rnd, 0, sizeof(rnd));
@@ -732,12 +751,6 @@ answer_setup(struct fleet *f, int decide, const char *arg)
 	struct sbuf sb;
 	int r;
 
-	if (f->job_id == NULL || !name_ok(f->job_id, 1))
-		return cmd_usage("fleet", "answer: the job's id first");
-	if (f->device == NULL || !name_ok(f->device, 0))
-		return cmd_usage("fleet", "answer: --device D names the device");
-	if (decide == 1 && arg != NULL)
-		return cmd_usage("fleet", "answer: --approve takes no text");
 	f->topic = arena_printf(&app.perm, "%s/%s/answer/%s", f->root,
 	    f->device, f->job_id);
 	if (decide < 0) {
@@ -834,6 +847,9 @@ cmd_fleet(int argc, char **argv)
 		return cmd_usage("fleet", "%s: option of answer", sub);
 	if (f.cmd == F_ANSWER)
 		f.job_id = argv[0];
+	if ((f.cmd == F_SEND || f.cmd == F_ANSWER) && (r = args_check(&f,
+	    queue, decide, argc > 1 ? argv[1] : NULL)) != 0)
+		return r;
 	if ((r = cmd_cfg_load(&c)) != 0 || (r = fleet_open(&f, c)) != 0)
 		return r;
 	if (f.cmd == F_SEND && (r = send_setup(&f, queue, to, argv[0])) != 0)
