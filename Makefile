@@ -229,8 +229,16 @@ $(B)/unit/unit.o: CPPFLAGS += -I$(B)/unit
 $(B)/unit-tests: $(UNIT_OBJS) $(LIBOBJS) $(B)/vendor/libbearssl.a $(B)/vendor/libfyaml.a
 	$(Q)$(CC) $(BASEFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(UNIT_OBJS) $(LIBOBJS) $(LDLIBS)
 
-test: $(BIN) $(B)/unit-tests
-	$(Q)BIN=$(BIN) UNIT=$(B)/unit-tests RUNNER="$(RUNNER)" ARCH=$(ARCH) \
+# The MQTT link's client for tests/e2e/mqtt_link.test, against mosquitto.
+$(B)/tests/%.o: tests/e2e/%.c $(CC_DEP) | $(VENDOR_OK) $(GEN)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CPPFLAGS) $(BASEFLAGS) $(CWARN) $(CFLAGS) -MMD -MP -c -o $@ $<
+$(B)/mqttc: $(B)/tests/mqttc.o $(LIBOBJS) $(B)/vendor/libbearssl.a $(B)/vendor/libfyaml.a
+	$(Q)$(CC) $(BASEFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(B)/tests/mqttc.o $(LIBOBJS) $(LDLIBS)
+
+test: $(BIN) $(B)/unit-tests $(B)/mqttc
+	$(Q)BIN=$(BIN) UNIT=$(B)/unit-tests MQTTC=$(B)/mqttc RUNNER="$(RUNNER)" ARCH=$(ARCH) \
 	    READELF=$(READELF) sh tests/run $(TESTS)
 
 # Each arch into its own log, printed whole when it ends. With -j2 two
@@ -291,4 +299,4 @@ clean:
 distclean:
 	rm -rf build
 
--include $(OBJS:.o=.d) $(UNIT_OBJS:.o=.d)
+-include $(OBJS:.o=.d) $(UNIT_OBJS:.o=.d) $(wildcard $(B)/tests/*.d)

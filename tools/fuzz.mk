@@ -1,7 +1,7 @@
 # tools/fuzz.mk - bounded fuzzing of the parsers with clang's libFuzzer
 # (called by `make fuzz`; run from the repository root).
 #
-#   make -f tools/fuzz.mk [FUZZ_TIME=20] [FUZZERS="json fm skill sse http llm tls plan ere httpd cron"]
+#   make -f tools/fuzz.mk [FUZZ_TIME=20] [FUZZERS="json fm skill sse http llm tls plan ere httpd cron mqtt"]
 #   make -f tools/fuzz.mk build          only build the harnesses
 #   make -f tools/fuzz.mk clean          drop the builds and grown corpora
 #
@@ -18,7 +18,7 @@
 .DEFAULT_GOAL	:= all
 
 FUZZ_TIME	?= 20
-FUZZERS		?= json fm skill sse http llm tls plan ere httpd cron
+FUZZERS		?= json fm skill sse http llm tls plan ere httpd cron mqtt
 FUZZ_CC		?= clang
 VS		?= build/vendor
 O		= build/fuzz
@@ -62,6 +62,7 @@ http_SRCS	= tests/fuzz/fuzz_http.c src/net/http.c src/base/str.c src/base/arena.
 plan_SRCS	= tests/fuzz/fuzz_plan.c src/fmt/plan.c src/base/str.c src/base/arena.c
 ere_SRCS	= tests/fuzz/fuzz_ere.c src/base/ere.c src/base/arena.c src/base/str.c
 cron_SRCS	= tests/fuzz/fuzz_cron.c src/fmt/schedule.c src/base/str.c src/base/arena.c
+mqtt_SRCS	= tests/fuzz/fuzz_mqtt.c src/net/mqtt.c src/base/str.c src/base/arena.c
 llm_SRCS	= tests/fuzz/fuzz_llm.c src/llm/llm.c src/llm/llm_openai.c \
 		  src/llm/llm_responses.c src/llm/llm_anthropic.c src/llm/llm_ollama.c \
 		  src/fmt/sse.c src/fmt/json.c src/base/str.c src/base/arena.c src/base/log.c \

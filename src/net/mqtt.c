@@ -302,8 +302,10 @@ dec_suback(struct cur *c, struct mqtt_pkt *p, unsigned ver, unsigned type)
 		props(c, p);
 	if (ver == MQTT_V311 && type == MQ_UNSUBACK)
 		return;
-	if (c->p >= c->e)
+	if (c->p >= c->e) {
 		bad(c, "no reason codes");
+		return;
+	}
 	p->subcodes = c->p;
 	p->nsub = c->e - c->p;
 	p->code = *c->p;
@@ -586,46 +588,54 @@ mqtt_enc_bare(struct sbuf *sb, unsigned ver, unsigned type)
 
 /* --- the session */
 
-/* Words for reason codes: 3.1.1's CONNACK return codes are 1-5; 5's
- * codes that end a connection are 0x80 and up. */
-static const struct {
-	unsigned char	 code;
-	const char	*words;
-} reasons[] = {
-	{ 0x01, "unacceptable protocol version" },
-	{ 0x02, "client identifier rejected" },
-	{ 0x03, "server unavailable" },
-	{ 0x04, "bad user name or password" },
-	{ 0x05, "not authorized" },
-	{ 0x80, "unspecified error" }, { 0x81, "malformed packet" },
-	{ 0x82, "protocol error" }, { 0x83, "implementation specific error" },
-	{ 0x84, "unsupported protocol version" },
-	{ 0x85, "client identifier not valid" },
-	{ 0x86, "bad user name or password" }, { 0x87, "not authorized" },
-	{ 0x88, "server unavailable" }, { 0x89, "server busy" },
-	{ 0x8a, "banned" }, { 0x8b, "server shutting down" },
-	{ 0x8c, "bad authentication method" },
-	{ 0x8d, "keep alive timeout" }, { 0x8e, "session taken over" },
-	{ 0x8f, "topic filter invalid" }, { 0x90, "topic name invalid" },
-	{ 0x93, "receive maximum exceeded" }, { 0x95, "packet too large" },
-	{ 0x97, "quota exceeded" }, { 0x98, "administrative action" },
-	{ 0x99, "payload format invalid" }, { 0x9a, "retain not supported" },
-	{ 0x9b, "QoS not supported" }, { 0x9c, "use another server" },
-	{ 0x9d, "server moved" },
-	{ 0x9e, "shared subscriptions not supported" },
-	{ 0x9f, "connection rate exceeded" },
-	{ 0xa0, "maximum connect time" },
-	{ 0xa2, "wildcard subscriptions not supported" },
-};
+/* Words for reason codes, each a code byte and its words: 3.1.1's
+ * CONNACK return codes are 1-5; 5's codes that end a connection are 0x80
+ * and up. One string: no table of pointers. */
+static const char reasons[] =
+	"\x01" "unacceptable protocol version\0"
+	"\x02" "client identifier rejected\0"
+	"\x03" "server unavailable\0"
+	"\x04" "bad user name or password\0"
+	"\x05" "not authorized\0"
+	"\x80" "unspecified error\0"
+	"\x81" "malformed packet\0"
+	"\x82" "protocol error\0"
+	"\x83" "implementation specific error\0"
+	"\x84" "unsupported protocol version\0"
+	"\x85" "client identifier not valid\0"
+	"\x86" "bad user name or password\0"
+	"\x87" "not authorized\0"
+	"\x88" "server unavailable\0"
+	"\x89" "server busy\0"
+	"\x8a" "banned\0"
+	"\x8b" "server shutting down\0"
+	"\x8c" "bad authentication method\0"
+	"\x8d" "keep alive timeout\0"
+	"\x8e" "session taken over\0"
+	"\x8f" "topic filter invalid\0"
+	"\x90" "topic name invalid\0"
+	"\x93" "receive maximum exceeded\0"
+	"\x95" "packet too large\0"
+	"\x97" "quota exceeded\0"
+	"\x98" "administrative action\0"
+	"\x99" "payload format invalid\0"
+	"\x9a" "retain not supported\0"
+	"\x9b" "QoS not supported\0"
+	"\x9c" "use another server\0"
+	"\x9d" "server moved\0"
+	"\x9e" "shared subscriptions not supported\0"
+	"\x9f" "connection rate exceeded\0"
+	"\xa0" "maximum connect time\0"
+	"\xa2" "wildcard subscriptions not supported\0";
 
 static const char *
 reason_words(unsigned code)
 {
-	size_t i;
+	const char *s;
 
-	for (i = 0; i < ARRAY_LEN(reasons); i++)
-		if (reasons[i].code == code)
-			return reasons[i].words;
+	for (s = reasons; *s != '\0'; s += strlen(s) + 1)
+		if ((unsigned char)*s == code)
+			return s + 1;
 	return "reason unknown";
 }
 

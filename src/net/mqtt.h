@@ -177,9 +177,10 @@ int	mqtt_feed(struct mqtt *m, const void *buf, size_t n, long long now_ms);
 size_t	mqtt_out(const struct mqtt *m, const void **p);
 void	mqtt_sent(struct mqtt *m, size_t n);
 /* Timers: PINGREQ when the connection was quiet for keepalive; a broker
- * silent for 1.5 keepalives (or a CONNACK not come in that time) ends the
- * session (-E_TIMEOUT, MQE_DOWN reported). Else the ms until the next
- * call is due (-1: none). */
+ * silent for 1.5 keepalives (or a CONNACK not come in that time, 30 s
+ * without a keepalive) ends the session (-E_TIMEOUT, MQE_DOWN reported).
+ * Else the ms until the next call is due (-1: none). Bytes count as sent
+ * at the first tick after mqtt_sent. */
 long	mqtt_tick(struct mqtt *m, long long now_ms);
 /* Publish (only while MQS_UP): the packet id for QoS 1, 0 for QoS 0, or
  * <0: -E_BUSY (the broker's receive maximum of QoS 1 publishes are in
@@ -220,6 +221,7 @@ struct mqtt_link_opts {
 	unsigned	 backoff_min_ms, backoff_max_ms;	/* between tries */
 };
 
+struct addrinfo;
 struct tls_anchors;
 struct tls_cred;
 struct tls_cli;
@@ -229,7 +231,8 @@ struct mqtt_link {
 	struct mqtt_url	 u;
 	struct mqtt_link_opts lo;
 	int		 fd;		/* -1: not connected */
-	int		 phase;		/* connecting, handshaking, up */
+	int		 phase;		/* waiting to try, connecting, up (TLS
+					 * handshake and CONNACK included) */
 	struct tls_anchors *ta;
 	struct tls_cred	*cred;
 	struct tls_cli	*tls;
@@ -237,6 +240,11 @@ struct mqtt_link {
 	unsigned	 backoff;	/* ms, doubled after each failed try */
 	unsigned	 tries;		/* failed tries since the last session */
 	char		 why[160];
+	mqtt_fn		*fn;		/* the user's */
+	void		*arg;
+	struct addrinfo	*ai, *ai_cur;	/* the addresses of this try */
+	long long	 due;		/* the session's timers */
+	unsigned	 rnd;		/* jitter */
 };
 
 /* Parse the URL and load the CA and client certificate (in a): errors here
@@ -255,7 +263,8 @@ int	mqtt_link_poll(struct mqtt_link *l, struct pollfd *pfd,
 void	mqtt_link_run(struct mqtt_link *l, short revents, long long now_ms);
 /* 1 while the session is up. */
 int	mqtt_link_up(const struct mqtt_link *l);
-/* Disconnect normally (flushing DISCONNECT for up to ms) and close. */
+/* Disconnect normally (flushing DISCONNECT for up to ms) and close; not
+ * from inside the callback. */
 void	mqtt_link_close(struct mqtt_link *l, int ms);
 
 #endif

@@ -4,6 +4,7 @@
 #include "net/tls.h"
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -152,6 +153,7 @@ der_is_oid(const struct der *o, const char *enc, size_t n)
 #define OID_P384	OID("\x2b\x81\x04\x00\x22")
 #define OID_P521	OID("\x2b\x81\x04\x00\x23")
 #define OID_BASIC	OID("\x55\x1d\x13")
+#define OID_SAN		OID("\x55\x1d\x11")
 
 /* An INTEGER's magnitude, without the sign byte of a positive value. */
 static int
@@ -166,28 +168,36 @@ der_uint(struct der *d, struct der *v)
 	return 0;
 }
 
+/* The value of the extension oid among a certificate's: 0, or -1. */
+static int
+der_ext(struct der ext, const char *oid, size_t on, struct der *val)
+{
+	struct der seq, e, o, b;
+
+	if (der_take(&ext, 0x30, &seq, NULL) != 0)
+		return -1;
+	while (der_take(&seq, 0x30, &e, NULL) == 0) {
+		if (der_take(&e, 0x06, &o, NULL) != 0)
+			return -1;
+		if (der_take(&e, 0x01, &b, NULL) == 0 && b.n != 1)
+			return -1;			/* critical */
+		if (der_take(&e, 0x04, val, NULL) != 0)
+			return -1;
+		if (der_is_oid(&o, oid, on))
+			return 0;
+	}
+	return -1;
+}
+
 /* basicConstraints in the extensions: is cA TRUE? */
 static int
 der_is_ca(struct der ext)
 {
-	struct der seq, e, oid, val, bc, b;
+	struct der val, bc, b;
 
-	if (der_take(&ext, 0x30, &seq, NULL) != 0)
-		return 0;
-	while (der_take(&seq, 0x30, &e, NULL) == 0) {
-		if (der_take(&e, 0x06, &oid, NULL) != 0)
-			return 0;
-		if (der_take(&e, 0x01, &b, NULL) == 0 && b.n != 1)
-			return 0;			/* critical */
-		if (der_take(&e, 0x04, &val, NULL) != 0)
-			return 0;
-		if (!der_is_oid(&oid, OID_BASIC))
-			continue;
-		return der_take(&val, 0x30, &bc, NULL) == 0 &&
-		    der_take(&bc, 0x01, &b, NULL) == 0 && b.n == 1 &&
-		    b.p[0] != 0;
-	}
-	return 0;
+	return der_ext(ext, OID_BASIC, &val) == 0 &&
+	    der_take(&val, 0x30, &bc, NULL) == 0 &&
+	    der_take(&bc, 0x01, &b, NULL) == 0 && b.n == 1 && b.p[0] != 0;
 }
 
 /* BearSSL's number for a named curve's OID; 0 for one it lacks. */
@@ -658,7 +668,8 @@ set_err(struct tls_conn *t, int e)
 	t->br_err = be;
 	t->why = err_words(be, "server", t->whybuf, sizeof(t->whybuf));
 	if (t->why == NULL)
-		t->why = t->net->why != NULL ? t->net->why : "connection lost";
+		t->why = t->net != NULL && t->net->why != NULL ? t->net->why :
+		    "connection lost";
 	return t->err = e;
 }
 
@@ -945,6 +956,16 @@ int
 tls_cred_load(struct arena *a, const char *cert, const char *key,
     struct tls_cred **out, char *why, size_t wn)
 {
+	return tls_cred_load_as(a, cert, key, "serve.tls_cert",
+	    "serve.tls_key", out, why, wn);
+}
+
+/* see tls.h */
+int
+tls_cred_load_as(struct arena *a, const char *cert, const char *key,
+    const char *cname, const char *kname, struct tls_cred **out, char *why,
+    size_t wn)
+{
 	struct load l;
 	int e;
 
@@ -957,7 +978,7 @@ tls_cred_load(struct arena *a, const char *cert, const char *key,
 	if (e == 0 && l.cr->n == 0)
 		e = -E_PARSE;
 	if (e != 0) {
-		snprintf(why, wn, "serve.tls_cert %s: %s", cert,
+		snprintf(why, wn, "%s %s: %s", cname, cert,
 		    e == -E_NOENT ? "no such file" : e == -E_PARSE ? "no "
 		    "PEM certificate in it" : l.big ? "over 256 KiB, or a "
 		    "PEM object over 64 KiB: not a certificate chain" :
@@ -972,7 +993,7 @@ tls_cred_load(struct arena *a, const char *cert, const char *key,
 	if (e == 0 && l.cr->nkeys != 1)
 		e = -E_PARSE;
 	if (e != 0) {
-		snprintf(why, wn, "serve.tls_key %s: %s", key,
+		snprintf(why, wn, "%s %s: %s", kname, key,
 		    e == -E_NOENT ? "no such file" : e == -E_IO ? "cannot "
 		    "read it" : l.big ? "over 256 KiB, or a PEM object over "
 		    "64 KiB: not a key file" : l.enc ? "the key is encrypted: store it "
@@ -984,13 +1005,13 @@ tls_cred_load(struct arena *a, const char *cert, const char *key,
 	}
 	if (key_parse(l.cr, (struct der){ l.cr->der, l.cr->der_len }, 0,
 	    0) != 0) {
-		snprintf(why, wn, "serve.tls_key %s: not an RSA or EC (P-256, "
-		    "P-384, P-521) private key", key);
+		snprintf(why, wn, "%s %s: not an RSA or EC (P-256, "
+		    "P-384, P-521) private key", kname, key);
 		return -E_PARSE;
 	}
 	if (cred_match(l.cr) != 0) {
-		snprintf(why, wn, "serve.tls_key %s does not belong to the "
-		    "first certificate of serve.tls_cert %s", key, cert);
+		snprintf(why, wn, "%s %s does not belong to the first "
+		    "certificate of %s %s", kname, key, cname, cert);
 		return -E_PARSE;
 	}
 	*out = l.cr;
@@ -1060,12 +1081,13 @@ tls_srv_start(struct tls_srv *t, const struct tls_cred *cr)
 	br_ssl_server_reset(&t->sc);
 }
 
+/* Non-blocking I/O for both sides, over a socket the caller polls. */
+
 /* Send the records that wait: 1 all sent, 0 the socket is full, -1 the
  * connection is gone. */
 static int
-srv_flush(struct tls_srv *t, int fd)
+eng_flush(br_ssl_engine_context *eng, int fd)
 {
-	br_ssl_engine_context *eng = &t->sc.eng;
 	unsigned char *b;
 	size_t len;
 	ssize_t k;
@@ -1084,18 +1106,17 @@ srv_flush(struct tls_srv *t, int fd)
 	return 1;
 }
 
-/* see tls.h */
-long
-tls_srv_read(struct tls_srv *t, int fd, void *buf, size_t n)
+/* Plaintext in, handshaking as needed: >0 bytes, 0 would block, -1 over. */
+static long
+eng_read(br_ssl_engine_context *eng, int fd, void *buf, size_t n)
 {
-	br_ssl_engine_context *eng = &t->sc.eng;
 	unsigned char *b;
 	unsigned st;
 	size_t len;
 	ssize_t k;
 
 	for (;;) {
-		if (srv_flush(t, fd) < 0)
+		if (eng_flush(eng, fd) < 0)
 			return -1;
 		st = br_ssl_engine_current_state(eng);
 		if (st & BR_SSL_CLOSED)
@@ -1110,12 +1131,6 @@ tls_srv_read(struct tls_srv *t, int fd, void *buf, size_t n)
 		if (!(st & BR_SSL_RECVREC))
 			return 0;	/* records to send first */
 		b = br_ssl_engine_recvrec_buf(eng, &len);
-		if (!t->heard) {	/* a TLS record starts 0x16 */
-			k = recv(fd, b, 1, MSG_DONTWAIT | MSG_PEEK);
-			if (k == 1 && b[0] >= 'A' && b[0] <= 'Z')
-				return -2;
-			t->heard = k == 1;
-		}
 		k = recv(fd, b, len, MSG_DONTWAIT);
 		if (k < 0 && errno == EINTR)
 			continue;
@@ -1127,23 +1142,24 @@ tls_srv_read(struct tls_srv *t, int fd, void *buf, size_t n)
 	}
 }
 
-/* see tls.h */
-long
-tls_srv_write(struct tls_srv *t, int fd, const void *buf, size_t n)
+/* Plaintext out: the bytes taken, 0 when the socket is full (or, with
+ * early, the handshake is not done), -1 over. */
+static long
+eng_write(br_ssl_engine_context *eng, int fd, const void *buf, size_t n,
+    int early)
 {
-	br_ssl_engine_context *eng = &t->sc.eng;
 	unsigned char *b;
 	size_t len, done = 0;
 	int f;
 
 	for (;;) {
-		if ((f = srv_flush(t, fd)) < 0 ||
+		if ((f = eng_flush(eng, fd)) < 0 ||
 		    (br_ssl_engine_current_state(eng) & BR_SSL_CLOSED))
 			return -1;
 		if (done == n || f == 0)
 			break;
 		if ((b = br_ssl_engine_sendapp_buf(eng, &len)) == NULL)
-			return -1;	/* waits for the client: no handshake */
+			return early ? (long)done : -1;
 		len = MIN(len, n - done);
 		memcpy(b, (const unsigned char *)buf + done, len);
 		br_ssl_engine_sendapp_ack(eng, len);
@@ -1152,6 +1168,39 @@ tls_srv_write(struct tls_srv *t, int fd, const void *buf, size_t n)
 			br_ssl_engine_flush(eng, 0);
 	}
 	return (long)done;
+}
+
+static void
+eng_close(br_ssl_engine_context *eng, int fd)
+{
+	if (br_ssl_engine_current_state(eng) & BR_SSL_CLOSED)
+		return;
+	br_ssl_engine_close(eng);
+	(void)eng_flush(eng, fd);
+}
+
+/* see tls.h */
+long
+tls_srv_read(struct tls_srv *t, int fd, void *buf, size_t n)
+{
+	unsigned char c;
+	ssize_t k;
+
+	if (!t->heard) {	/* a TLS record starts 0x16 */
+		k = recv(fd, &c, 1, MSG_DONTWAIT | MSG_PEEK);
+		if (k == 1 && c >= 'A' && c <= 'Z')
+			return -2;
+		t->heard = k == 1;
+	}
+	return eng_read(&t->sc.eng, fd, buf, n);
+}
+
+/* see tls.h */
+long
+tls_srv_write(struct tls_srv *t, int fd, const void *buf, size_t n)
+{
+	/* no handshake: it waits for the client */
+	return eng_write(&t->sc.eng, fd, buf, n, 0);
 }
 
 /* see tls.h */
@@ -1172,12 +1221,7 @@ tls_srv_pending(const struct tls_srv *t)
 void
 tls_srv_close(struct tls_srv *t, int fd)
 {
-	br_ssl_engine_context *eng = &t->sc.eng;
-
-	if (br_ssl_engine_current_state(eng) & BR_SSL_CLOSED)
-		return;
-	br_ssl_engine_close(eng);
-	(void)srv_flush(t, fd);
+	eng_close(&t->sc.eng, fd);
 }
 
 /* see tls.h */
@@ -1191,6 +1235,200 @@ tls_srv_why(struct tls_srv *t)
 	return err_words(be, "client", t->whybuf, sizeof(t->whybuf));
 }
 
+/* --- the non-blocking client (the MQTT link): the blocking client's
+ * profile, the server's loop, and a client certificate when given. */
+
+struct tls_cli {
+	struct tls_conn	 c;	/* c.net NULL: the caller's socket */
+	/* A server named by its IP address: BearSSL matches DNS names
+	 * only, so its checks run without a name, through ipx, which then
+	 * looks for the address among the leaf's subjectAltNames. */
+	const br_x509_class *ipx;
+	unsigned char	 ip[16];
+	size_t		 iplen, leaf_len;
+	unsigned	 ncert;
+	unsigned char	 leaf[4096];
+};
+
+#define IPX(ctx)	((struct tls_cli *)(void *)((char *)(ctx) - \
+			    offsetof(struct tls_cli, ipx)))
+#define IPX_IN(ctx)	(&IPX(ctx)->c.xc.vtable)
+
+static void
+ipx_start_chain(const br_x509_class **ctx, const char *server_name)
+{
+	IPX(ctx)->ncert = 0;
+	IPX(ctx)->leaf_len = 0;
+	(*IPX_IN(ctx))->start_chain(IPX_IN(ctx), NULL);
+}
+
+static void
+ipx_start_cert(const br_x509_class **ctx, uint32_t length)
+{
+	IPX(ctx)->ncert++;
+	(*IPX_IN(ctx))->start_cert(IPX_IN(ctx), length);
+}
+
+static void
+ipx_append(const br_x509_class **ctx, const unsigned char *buf, size_t len)
+{
+	struct tls_cli *t = IPX(ctx);
+
+	if (t->ncert == 1 && len <= sizeof(t->leaf) - t->leaf_len) {
+		memcpy(t->leaf + t->leaf_len, buf, len);
+		t->leaf_len += len;
+	} else if (t->ncert == 1)
+		t->leaf_len = sizeof(t->leaf) + 1;	/* too big: no match */
+	(*IPX_IN(ctx))->append(IPX_IN(ctx), buf, len);
+}
+
+static void
+ipx_end_cert(const br_x509_class **ctx)
+{
+	(*IPX_IN(ctx))->end_cert(IPX_IN(ctx));
+}
+
+/* Is the address an iPAddress of the leaf's subjectAltName? */
+static int
+leaf_has_ip(const struct tls_cli *t)
+{
+	struct certkey ck;
+	struct der x, val, names, name;
+	unsigned tag;
+
+	if (t->leaf_len > sizeof(t->leaf) ||
+	    cert_key(t->leaf, t->leaf_len, &ck) != 0 ||
+	    der_take(&ck.rest, 0xa3, &x, NULL) != 0 ||
+	    der_ext(x, OID_SAN, &val) != 0 ||
+	    der_take(&val, 0x30, &names, NULL) != 0)
+		return 0;
+	while (names.n > 0) {
+		tag = names.p[0];
+		if (der_take(&names, tag, &name, NULL) != 0)
+			return 0;
+		if (tag == 0x87 && name.n == t->iplen &&
+		    memcmp(name.p, t->ip, t->iplen) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static unsigned
+ipx_end_chain(const br_x509_class **ctx)
+{
+	unsigned r = (*IPX_IN(ctx))->end_chain(IPX_IN(ctx));
+
+	if (r == BR_ERR_OK && !leaf_has_ip(IPX(ctx)))
+		r = BR_ERR_X509_BAD_SERVER_NAME;
+	return r;
+}
+
+static const br_x509_pkey *
+ipx_get_pkey(const br_x509_class *const *ctx, unsigned *usages)
+{
+	const struct tls_cli *t = (const struct tls_cli *)(const void *)
+	    ((const char *)ctx - offsetof(struct tls_cli, ipx));
+
+	return t->c.xc.vtable->get_pkey(&t->c.xc.vtable, usages);
+}
+
+static const br_x509_class ipx_class = {
+	sizeof(struct tls_cli), ipx_start_chain, ipx_start_cert, ipx_append,
+	ipx_end_cert, ipx_end_chain, ipx_get_pkey,
+};
+
+/* see tls.h */
+size_t
+tls_cli_size(void)
+{
+	return sizeof(struct tls_cli);
+}
+
+/* see tls.h */
+int
+tls_cli_start(struct tls_cli *t, const struct tls_anchors *ta,
+    const char *server_name, const struct tls_cred *cr)
+{
+	br_ssl_client_context *cc = &t->c.cc;
+
+	memset(&t->c, 0, offsetof(struct tls_conn, ibuf));
+	profile(&t->c, ta);
+	t->iplen = inet_pton(AF_INET, server_name, t->ip) == 1 ? 4 :
+	    inet_pton(AF_INET6, server_name, t->ip) == 1 ? 16 : 0;
+	if (t->iplen != 0) {		/* no SNI for an address either */
+		t->ipx = &ipx_class;
+		br_ssl_engine_set_x509(&cc->eng, &t->ipx);
+		server_name = NULL;
+	}
+	if (cr != NULL && cr->type == BR_KEYTYPE_EC)
+		br_ssl_client_set_single_ec(cc, cr->chain, cr->n, &cr->ec,
+		    BR_KEYTYPE_SIGN, BR_KEYTYPE_EC, br_ec_get_default(),
+		    br_ecdsa_sign_asn1_get_default());
+	else if (cr != NULL)
+		br_ssl_client_set_single_rsa(cc, cr->chain, cr->n, &cr->rsa,
+		    br_rsa_pkcs1_sign_get_default());
+	engine_seed(&cc->eng);
+	if (!br_ssl_client_reset(cc, server_name, 0))
+		return set_err(&t->c, -E_TLS);
+	return 0;
+}
+
+/* see tls.h */
+long
+tls_cli_read(struct tls_cli *t, int fd, void *buf, size_t n)
+{
+	return eng_read(&t->c.cc.eng, fd, buf, n);
+}
+
+/* see tls.h */
+long
+tls_cli_write(struct tls_cli *t, int fd, const void *buf, size_t n)
+{
+	return eng_write(&t->c.cc.eng, fd, buf, n, 1);
+}
+
+/* see tls.h */
+int
+tls_cli_unsent(const struct tls_cli *t)
+{
+	return (br_ssl_engine_current_state(&t->c.cc.eng) &
+	    BR_SSL_SENDREC) != 0;
+}
+
+/* see tls.h */
+int
+tls_cli_ready(const struct tls_cli *t)
+{
+	return (br_ssl_engine_current_state(&t->c.cc.eng) &
+	    BR_SSL_SENDAPP) != 0;
+}
+
+/* see tls.h */
+int
+tls_cli_pending(const struct tls_cli *t)
+{
+	return (br_ssl_engine_current_state(&t->c.cc.eng) &
+	    BR_SSL_RECVAPP) != 0;
+}
+
+/* see tls.h */
+void
+tls_cli_close(struct tls_cli *t, int fd)
+{
+	eng_close(&t->c.cc.eng, fd);
+}
+
+/* see tls.h */
+const char *
+tls_cli_why(struct tls_cli *t)
+{
+	int be = br_ssl_engine_last_error(&t->c.cc.eng);
+
+	if (be == BR_ERR_OK || be == BR_ERR_IO)
+		return NULL;
+	return err_words(be, "server", t->c.whybuf, sizeof(t->c.whybuf));
+}
+
 static void
 pem_object(struct load *l, int kind)
 {
@@ -1198,6 +1436,6 @@ pem_object(struct load *l, int kind)
 		if (kind == PEM_CERT)
 			add_cert(l);
 	}
-	else if (HAVE_SERVE_TLS && l->cr != NULL)
+	else if (l->cr != NULL)
 		cred_object(l, kind);
 }

@@ -3,7 +3,7 @@
  * BearSSL 0.6 speaks TLS 1.0-1.2; skillbox enables TLS 1.2 with ECDHE and
  * AEAD suites only. The server certificate is checked against the trust
  * anchors and the host name (DNS names only: BearSSL does not match IP
- * addresses). Boards often boot with the clock at 1970: the time used for
+ * addresses; the non-blocking client below matches them itself). Boards often boot with the clock at 1970: the time used for
  * certificate checks is the later of the system clock and the build date.
  */
 #ifndef TLS_H
@@ -75,6 +75,11 @@ struct tls_srv;
 int	tls_cred_load(struct arena *a, const char *cert, const char *key,
 	    struct tls_cred **out, char *why, size_t wn);
 
+/* The same, naming the files as the configuration does ("mqtt.cert"). */
+int	tls_cred_load_as(struct arena *a, const char *cert, const char *key,
+	    const char *cert_name, const char *key_name, struct tls_cred **out,
+	    char *why, size_t wn);
+
 /* The kind of a DER private key as tls_cred_load reads it: 2 EC, 1 RSA
  * (BearSSL's BR_KEYTYPE_*), 0 none it can use. For tests. */
 int	tls_key_kind(const void *der, size_t n);
@@ -110,5 +115,44 @@ void	tls_srv_close(struct tls_srv *t, int fd);
 
 /* Why the connection failed, in words; NULL when the client just left. */
 const char *tls_srv_why(struct tls_srv *t);
+
+/* --- a non-blocking client over the caller's socket (the MQTT link),
+ * driven by poll() as tls_srv is: the same profile and checks as
+ * tls_connect. */
+struct tls_cli;
+
+/* Bytes a connection needs (about 26 KiB). */
+size_t	tls_cli_size(void);
+
+/* Make t (tls_cli_size() bytes) ready to handshake with server_name (SNI
+ * and the certificate's name), presenting cr's certificate when the
+ * server asks for one (cr NULL: none). An IP address as server_name must
+ * be an iPAddress of the certificate's subjectAltName (and goes without
+ * SNI). 0 or -E_TLS. */
+int	tls_cli_start(struct tls_cli *t, const struct tls_anchors *ta,
+	    const char *server_name, const struct tls_cred *cr);
+
+/* Read plaintext, handshaking first as needed: >0 bytes, 0 nothing yet
+ * (the socket would block), -1 the connection is over (tls_cli_why). */
+long	tls_cli_read(struct tls_cli *t, int fd, void *buf, size_t n);
+
+/* Take up to n bytes of plaintext and send what records it can: the bytes
+ * taken (0 while the socket is full or the handshake is not done), or -1
+ * when the connection is over. */
+long	tls_cli_write(struct tls_cli *t, int fd, const void *buf, size_t n);
+
+/* Records wait for the socket (poll for POLLOUT); plaintext waits to be
+ * read without the socket being readable; the handshake is done, so
+ * plaintext can go out. */
+int	tls_cli_unsent(const struct tls_cli *t);
+int	tls_cli_ready(const struct tls_cli *t);
+int	tls_cli_pending(const struct tls_cli *t);
+
+/* Send close_notify, as far as the socket takes it now. */
+void	tls_cli_close(struct tls_cli *t, int fd);
+
+/* Why the connection failed, in words (a certificate refused, an alert);
+ * NULL when TLS saw no error (the socket closed or failed). */
+const char *tls_cli_why(struct tls_cli *t);
 
 #endif

@@ -258,6 +258,7 @@ static const struct {
 	B(4, "\x40\x02\x00\x00", "identifier 0"),
 	B(4, "\x40\x03\x00\x01\x00", "extra bytes"),
 	B(4, "\x90\x02\x00\x01", "no reason codes"),
+	B(4, "\x90\x02\x00\x00", "identifier 0"),	/* and no codes */
 	B(5, "\x90\x04\x00\x01\x00\x05", "SUBACK code"),
 	B(4, "\xc0\x01\x00", "extra bytes"),
 	B(4, "\xe0\x01\x00", "extra bytes"),
@@ -281,6 +282,18 @@ t_malformed(void)
 			t_fail(__FILE__, __LINE__, "case %zu: %s", i,
 			    why ? why : "(accepted)");
 	}
+}
+
+/* A SUBACK with id 0 and no codes: nothing read past its end. */
+static void
+t_suback_end(void)
+{
+	struct mqtt_pkt p;
+	const char *why;
+
+	T_EQI(mqtt_decode(MQTT_V311, "\x90\x02\x00\x00\x55", 4, 0, &p, &why),
+	    -E_PARSE);
+	T(p.code == 0 && p.nsub == 0);
 }
 
 static void
@@ -620,6 +633,7 @@ static const struct unit_case cases[] = {
 	{ "bare", t_bare },
 	{ "server_packets", t_server_packets },
 	{ "malformed", t_malformed },
+	{ "suback_end", t_suback_end },
 	{ "enc_limits", t_enc_limits },
 	{ "session_up", t_session_up },
 	{ "session_ids", t_session_ids },
