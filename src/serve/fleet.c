@@ -18,6 +18,7 @@
  * come out the same way. */
 #include "serve/serve_int.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +60,7 @@ struct fleet {
 	long long	 jsize;		/* the journal at the last look */
 	unsigned long long jino;
 	long long	 status_at;
-	int		 up, primed, flush;
+	int		 up, primed, flush, stop;
 };
 
 static const char *const feature_names[] = {
@@ -67,6 +68,19 @@ static const char *const feature_names[] = {
 };
 
 /* --- output */
+
+/* What the device did, one line in serve.log as a request is. */
+static void ATTR_PRINTF(2, 3)
+said(struct fleet *f, const char *fmt, ...)
+{
+	char line[320];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	httpd_log_line(f->s, line);
+}
 
 static long
 publish(struct fleet *f, const char *topic, struct sbuf *sb, unsigned qos,
@@ -187,7 +201,7 @@ result(struct fleet *f, const struct job *j)
 	int done = j->st == JOB_DONE || (j->st == JOB_ARCHIVED &&
 	    j->result != NULL), big = 0;
 	unsigned i;
-	long pkt;
+	long pkt = 0;
 
 	if (f->nfl == FLEET_FLIGHT)
 		return -E_BUSY;
@@ -438,7 +452,7 @@ take(struct fleet *f, const char *from, const struct json_doc *d, size_t len)
 		return 0;
 	}
 	if (fid != NULL && (old = board_find_fid(&f->b, fid)) != NULL) {
-		log_info("fleet: job %s from %s is job %u already", fid, from,
+		said(f, "fleet: job %s from %s is job %u already", fid, from,
 		    old->id);
 		return 0;
 	}
@@ -473,7 +487,7 @@ take(struct fleet *f, const char *from, const struct json_doc *d, size_t len)
 	}
 	if (e != 0)
 		return e;
-	log_info("fleet: job %s from %s is job %u", j.fid, from, j.id);
+	said(f, "fleet: job %s from %s is job %u", j.fid, from, j.id);
 	f->s->jnow = 1;
 	return 0;
 }
@@ -550,18 +564,17 @@ answer(struct fleet *f, const char *fid, const char *msg, size_t n)
 		if (approve < 0 && text == NULL)
 			why = "want {\"answer\": TEXT} or {\"approve\": BOOL}";
 	}
-	if (why != NULL || text == NULL) {
+	if (why != NULL || (approve < 0 && text == NULL)) {
 		log_warn("fleet: an answer to job %s: %s", fid, why ? why :
 		    "out of memory");
 		return;
 	}
 	r = job_answer(&f->tmp, f->s->cfg, session, approve, text,
-	    strlen(text), &why);
-	if (r == 1)
+	    text ? strlen(text) : 0, &why);
+	if (r == 1) {
 		f->s->jnow = 1;
-	if (r == 1)
-		log_info("fleet: job %s: %s", fid, why);
-	else
+		said(f, "fleet: job %s: %s", fid, why);
+	} else
 		log_warn("fleet: an answer to job %s: %s", fid, r < 0 ? why :
 		    "it does not wait on one");
 }
@@ -655,10 +668,9 @@ on_mqtt(void *arg, struct mqtt *m, enum mqtt_ev ev, const struct mqtt_pkt *p)
 	struct fleet *f = arg;
 	unsigned i;
 
-	(void)m;
 	switch (ev) {
 	case MQE_UP:
-		log_info("fleet: connected to %s as %s (MQTT %s%s)",
+		said(f, "fleet: connected to %s as %s (MQTT %s%s)",
 		    f->l.lo.url, f->id, f->l.m.ver == MQTT_V5 ? "5" : "3.1.1",
 		    p != NULL && p->present ? ", session kept" : "");
 		f->up = 1;
@@ -677,8 +689,16 @@ on_mqtt(void *arg, struct mqtt *m, enum mqtt_ev ev, const struct mqtt_pkt *p)
 				    p->subcodes[i]);
 		break;
 	case MQE_DOWN:
-		log_warn("fleet: the session with %s ended: %s", f->l.lo.url,
-		    mqtt_why(m));
+		/* A broker away is said at the 1st, 2nd, 4th, 8th ... try. */
+		if (f->stop)
+			;
+		else if (f->up)
+			log_warn("fleet: the session with %s ended: %s",
+			    f->l.lo.url, mqtt_why(m));
+		else if ((f->l.tries & (f->l.tries + 1)) == 0)
+			log_warn("fleet: no session with %s: %s (try %u; "
+			    "serve goes on)", f->l.lo.url, mqtt_why(m),
+			    f->l.tries + 1);
 		/* what was in flight goes again, marked dup */
 		memcpy(f->prev, f->fl_job, f->nfl * sizeof(*f->prev));
 		f->nprev = f->nfl;
@@ -756,7 +776,7 @@ fleet_start(struct srv *s)
 	}
 	look(f);
 	s->fleet = f;
-	log_info("fleet: device %s, topics under %s", f->id, f->prefix);
+	said(f, "fleet: device %s, topics under %s/", f->id, f->prefix);
 	return 0;
 }
 
@@ -812,8 +832,8 @@ fleet_stop(struct fleet *f)
 		look(f);
 		status(f, 0);
 	}
+	f->stop = 1;
 	mqtt_link_close(&f->l, 2000);
-	mqtt_free(&f->l.m);
 	board_close(&f->b);
 	mem_free(f->tr);
 	arena_reset(&f->tmp);

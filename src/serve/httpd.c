@@ -263,6 +263,13 @@ log_request(struct srv *s, struct conn *c)
 
 	snprintf(line, sizeof(line), "%s \"%s %s\" %d %llu %lldms", c->peer,
 	    m, tgt, c->status, c->sent, ms);
+	httpd_log_line(s, line);
+}
+
+/* see serve_int.h */
+void
+httpd_log_line(struct srv *s, const char *line)
+{
 	if (s->cfg->serve.syslog)
 		syslog_line(line);
 	else

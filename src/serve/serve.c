@@ -159,6 +159,11 @@ load_cfg(struct srv *s, int first)
 		    !same_path(c->serve.tls_key, prev->serve.tls_key))
 			log_warn("serve.listen, serve.max_connections, "
 			    "serve.tls_cert and serve.tls_key take a restart");
+		if (!same_path(c->mqtt.broker, prev->mqtt.broker) ||
+		    !same_path(c->mqtt.client_id, prev->mqtt.client_id) ||
+		    !same_path(c->mqtt.prefix, prev->mqtt.prefix))
+			log_warn("mqtt: the fleet's broker, client id and "
+			    "topics take a restart");
 		c->serve.listen = prev->serve.listen;
 		c->serve.max_conns = prev->serve.max_conns;
 		c->serve.tls_cert = prev->serve.tls_cert;

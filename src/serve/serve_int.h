@@ -168,6 +168,8 @@ int	httpd_respond_err(struct srv *s, struct conn *c, int st, const char *type,
 	    const char *msg, const char *extra);
 /* Close c's socket, its source and TLS, free its buffers: C_FREE. */
 void	httpd_close(struct srv *s, struct conn *c);
+/* One line of what serve did (a request, a fleet's job) to serve.log. */
+void	httpd_log_line(struct srv *s, const char *line);
 /* One pass of the loop: poll, then serve what is ready. */
 void	httpd_step(struct srv *s);
 
