@@ -38,14 +38,16 @@ function bad(c, level) {
     break;
   case "wrongtype":
     c.write(connack(level));
-    c.write(Buffer.from([0x82, 6, 0, 1, 0, 1, 0x61, 1]));
+    c.write(Buffer.from(level === 5 ? [0x82, 7, 0, 1, 0, 0, 1, 0x61, 1] :
+        [0x82, 6, 0, 1, 0, 1, 0x61, 1]));
     break;
   case "reserved":
     c.write(connack(level));
     c.write(Buffer.from([0x00, 0]));
     break;
   case "early":
-    c.write(Buffer.from([0x30, 5, 0, 3, 0x61, 0x2f, 0x62]));
+    c.write(Buffer.from(level === 5 ? [0x30, 6, 0, 3, 0x61, 0x2f, 0x62, 0] :
+        [0x30, 5, 0, 3, 0x61, 0x2f, 0x62]));
     break;
   }
 }
