@@ -70,7 +70,7 @@ struct fleet {
 	const char	*root, *cid;
 	int		 cmd, json;
 	int		 rc;		/* the exit status once done, else -1 */
-	int		 ever_up, synced;
+	int		 ever_up, synced, closing;
 	char		 sync[24];	/* the marker that ends the statuses */
 	char		 sync_topic[200];
 	/* send and answer: the one publish that must reach the broker */
@@ -555,7 +555,7 @@ on_mqtt(void *arg, struct mqtt *m, enum mqtt_ev ev, const struct mqtt_pkt *p)
 			    f->wait > 0 && f->cmd == F_SEND ? 3 : EXIT_OK);
 		break;
 	case MQE_DOWN:
-		if (f->ever_up)
+		if (f->ever_up && !f->closing)
 			log_warn("fleet: lost the broker (%s): connecting "
 			    "again", mqtt_why(m));
 		f->pub_id = 0;
@@ -876,6 +876,7 @@ cmd_fleet(int argc, char **argv)
 		log_err("fleet: waited %ld s: %u of %u results", f.wait,
 		    f.got, f.want);
 	}
+	f.closing = 1;
 	mqtt_link_close(&f.l, 1000);
 	return r;
 }
