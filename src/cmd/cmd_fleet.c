@@ -17,7 +17,8 @@
  *         offline, version, load, jobs running, groups, queues
  * watch   statuses, job events and results as they come, until SIGINT or
  *         SIGTERM; its session (mqtt.client_id) stays with the broker in
- *         between, so results that came meanwhile are shown at its start
+ *         between, so the results that came meanwhile are shown when it
+ *         starts again
  * answer  answers job ID's question on device D (TEXT, or stdin without
  *         it), or approves or denies its waiting call
  *
@@ -29,8 +30,9 @@
  * --json       one JSON object a line
  *
  * Each result is printed once. send, list and answer use sessions of
- * their own (CLIENT_ID-PID), so they run beside a watch: results that
- * reach a send after its wait go to the next watch.
+ * their own (CLIENT_ID-PID), so they run beside a watch; a result that
+ * comes after a send stopped waiting goes to the watch's session, once a
+ * watch has run.
  * Exit status: 0 done, 1 a job failed, 2 usage, 3 the wait ended before
  * every result came (those that came are printed), 4 the broker is
  * unreachable or refused the connection, a subscription or the job. */
