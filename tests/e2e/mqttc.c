@@ -1,13 +1,14 @@
 /* mqttc.c - drives the MQTT link against a real broker for
  * tests/e2e/mqtt_link.test (built natively, or for the arch under test).
  *
- * usage: mqttc [-c CA] [-C CERT -K KEY] [-v 4|5] [-b MIN,MAX] [-t SECONDS]
- *              URL MODE [N]
+ * usage: mqttc [-c CA] [-C CERT -K KEY] [-v 4|5] [-b MIN,MAX] [-k KEEPALIVE]
+ *              [-t SECONDS] URL MODE [N]
  *   roundtrip  subscribe lt/#, publish "hello" to lt/x at QoS 1, take it
  *              back, acknowledge it, see the PUBACK; then close
  *   reconnect  stay connected until N sessions came up (each after a
  *              loss), printing each session and each failed try
  *   refused    the first try must fail: prints why
+ *   stay       stay up for N seconds in one session (PINGREQs keep it)
  * Prints one line per event on stdout; exit 0 done, 1 a failure, 3 timed
  * out, 2 usage. */
 #include <poll.h>
@@ -64,8 +65,8 @@ static int
 usage(void)
 {
 	fprintf(stderr, "usage: mqttc [-c CA] [-C CERT -K KEY] [-v 4|5] "
-	    "[-b MIN,MAX] [-t SECONDS] URL roundtrip|reconnect|refused "
-	    "[N]\n");
+	    "[-b MIN,MAX] [-k KEEPALIVE] [-t SECONDS] URL "
+	    "roundtrip|reconnect|refused|stay [N]\n");
 	return 2;
 }
 
@@ -76,7 +77,7 @@ main(int argc, char **argv)
 	struct mqtt_opts o = { 0 };
 	struct arena a;
 	struct pollfd pfd;
-	long long end, now, retry = 0;
+	long long end, now, retry = 0, stay_end = 0;
 	char why[256];
 	int c, w;
 
@@ -87,7 +88,7 @@ main(int argc, char **argv)
 	lo.backoff_max_ms = 1000;
 	lo.connect_ms = 10000;
 	end = 20;
-	while ((c = getopt(argc, argv, "c:C:K:v:b:t:")) != -1)
+	while ((c = getopt(argc, argv, "c:C:K:v:b:k:t:")) != -1)
 		switch (c) {
 		case 'c': lo.ca = optarg; break;
 		case 'C': lo.cert = optarg; break;
@@ -98,6 +99,7 @@ main(int argc, char **argv)
 			    &lo.backoff_max_ms) != 2)
 				return usage();
 			break;
+		case 'k': o.keepalive = (unsigned)atoi(optarg); break;
 		case 't': end = atoi(optarg); break;
 		default: return usage();
 		}
@@ -122,6 +124,14 @@ main(int argc, char **argv)
 		if (poll(&pfd, 1, w) < 0)
 			break;
 		mqtt_link_run(&l, pfd.revents, net_now_ms());
+		if (strcmp(mode, "stay") == 0 && ups == 1 && !stay_end)
+			stay_end = net_now_ms() + want * 1000ll;
+		if (stay_end && net_now_ms() >= stay_end) {
+			done = 1;
+			failed = ups != 1 || !mqtt_link_up(&l);
+			printf("stayed: %u session, pings %s\n", ups,
+			    l.m.ping_at ? "sent" : "none");
+		}
 		if (l.fd < 0 && l.retry_at != retry) {	/* a try failed */
 			retry = l.retry_at;
 			printf("try failed: %s (next in %lld ms)\n", l.why,

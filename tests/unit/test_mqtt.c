@@ -1,6 +1,7 @@
 /* test_mqtt.c - the MQTT codec (every encoder through the decoder, both
  * versions, and the malformed packets it must refuse) and the session
  * driven by fed bytes and a fake clock. */
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -625,6 +626,80 @@ t_session_keepalive(void)
 	mqtt_free(&m);
 }
 
+static void
+t_url(void)
+{
+	static const char *const bad[] = { "", "mqtt://", "http://h",
+	    "mqtt://h:", "mqtt://h:0", "mqtt://h:65536", "mqtt://h/x",
+	    "mqtt://u@h", "mqtt://h:1883/", "mqtt://[::1", "mqtt://[]:1",
+	    "mqtt://h:12a", "mqtt://h h", "mqtts//h" };
+	struct mqtt_url u;
+	size_t i;
+
+	T_EQI(mqtt_url_parse("mqtt://broker.lan", &u), 0);
+	T(!u.tls && u.port == MQTT_PORT && strcmp(u.host, "broker.lan") == 0);
+	T_EQI(mqtt_url_parse("mqtts://10.0.0.1", &u), 0);
+	T(u.tls && u.port == MQTT_TLS_PORT && strcmp(u.host, "10.0.0.1") == 0);
+	T_EQI(mqtt_url_parse("mqtts://[fe80::1]:8884", &u), 0);
+	T(u.tls && u.port == 8884 && strcmp(u.host, "fe80::1") == 0);
+	T_EQI(mqtt_url_parse("mqtt://h:65535", &u), 0);
+	T_EQI(u.port, 65535);
+	for (i = 0; i < ARRAY_LEN(bad); i++)
+		if (mqtt_url_parse(bad[i], &u) != -E_INVAL)
+			t_fail(__FILE__, __LINE__, "accepted %s", bad[i]);
+}
+
+static void
+nop(void *arg, struct mqtt *m, enum mqtt_ev ev, const struct mqtt_pkt *p)
+{
+	(void)arg;
+	(void)m;
+	(void)ev;
+	(void)p;
+}
+
+/* Tries against a port where nothing listens: each next try is due after
+ * a delay in [backoff/2, backoff], backoff doubling from twice the
+ * minimum to the maximum. */
+static void
+t_link_backoff(void)
+{
+	static const struct mqtt_link_opts lo = { "mqtt://127.0.0.1:1", NULL,
+	    NULL, NULL, 2000, 100, 1000 };
+	struct mqtt_opts o = { 0 };
+	struct mqtt_link l;
+	struct pollfd pfd;
+	long long now = 1000000, d;
+	unsigned k, hi = 200;
+	char why[128];
+
+	o.client_id = "t";
+	T_EQI(mqtt_link_init(&l, &t_arena, &lo, &o, nop, NULL, why,
+	    sizeof(why)), 0);
+	T_EQI(mqtt_link_poll(&l, &pfd, now), 0);	/* due at once */
+	for (k = 0; k < 6; k++) {
+		mqtt_link_run(&l, 0, now);
+		if (l.fd >= 0) {		/* the refusal comes later */
+			T_EQI(mqtt_link_poll(&l, &pfd, now), 2000);
+			T(poll(&pfd, 1, 2000) == 1);
+			mqtt_link_run(&l, pfd.revents, now);
+		}
+		T_EQI(l.fd, -1);
+		T_EQI(l.tries, k + 1);
+		T(strstr(l.why, "cannot connect: Connection refused") != NULL);
+		d = l.retry_at - now;
+		if (d < 100 || d < hi / 2 || d > hi)
+			t_fail(__FILE__, __LINE__, "try %u: %lld ms, not in "
+			    "[%u, %u]", k, d, hi / 2, hi);
+		T_EQI(mqtt_link_poll(&l, &pfd, now), d);
+		T_EQI(pfd.fd, -1);
+		now += d;
+		hi = MIN(2 * hi, 1000);
+	}
+	mqtt_link_close(&l, 0);
+	T_EQI(mqtt_link_poll(&l, &pfd, now), -1);
+}
+
 static const struct unit_case cases[] = {
 	{ "connect", t_connect },
 	{ "publish", t_publish },
@@ -641,6 +716,8 @@ static const struct unit_case cases[] = {
 	{ "session_refused", t_session_refused },
 	{ "session_errors", t_session_errors },
 	{ "session_keepalive", t_session_keepalive },
+	{ "url", t_url },
+	{ "link_backoff", t_link_backoff },
 };
 
 const struct unit_suite suite_mqtt = { "mqtt", cases, ARRAY_LEN(cases) };
