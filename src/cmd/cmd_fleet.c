@@ -34,7 +34,8 @@
  * comes after a send stopped waiting goes to the watch's session, once a
  * watch has run.
  * Exit status: 0 done, 1 a job failed, 2 usage, 3 the wait ended before
- * every result came (those that came are printed), 4 the broker is
+ * every result came (those that came are printed; also SIGINT or
+ * SIGTERM, and --group with no device of G online), 4 the broker is
  * unreachable or refused the connection, a subscription or the job. */
 #include <errno.h>
 #include <getopt.h>
@@ -870,11 +871,15 @@ cmd_fleet(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	r = loop(&f, f.cmd == F_WATCH ? 0 : net_now_ms() + 1000LL *
 	    (f.cmd == F_SEND && f.wait > 0 ? f.wait : 30));
-	if (r == 3 && (f.cmd == F_LIST || !f.pub_done)) {
+	if (fleet_stop && f.cmd != F_WATCH && f.rc < 0) {
+		log_err("fleet: stopped by a signal%s", f.pub_done ? "" :
+		    " before the broker had the message");
+		r = 3;
+	} else if (r == 3 && (f.cmd == F_LIST || !f.pub_done)) {
 		log_err("fleet: the broker did not take %s in time",
 		    f.cmd == F_LIST ? "the subscription" : "the message");
 		r = 4;
-	} else if (r == 3 && f.cmd == F_SEND) {
+	} else if (r == 3 && f.cmd == F_SEND && f.want > 0) {
 		log_err("fleet: waited %ld s: %u of %u results", f.wait,
 		    f.got, f.want);
 	}
