@@ -142,6 +142,7 @@ int	cmd_chat(int argc, char **argv);
 int	cmd_config(int argc, char **argv);
 int	cmd_eval(int argc, char **argv);
 int	cmd_exec(int argc, char **argv);
+int	cmd_fleet(int argc, char **argv);
 int	cmd_jobs(int argc, char **argv);
 int	cmd_llm(int argc, char **argv);
 int	cmd_mcp(int argc, char **argv);

@@ -40,6 +40,7 @@ static const struct applet applets[] = {
 	OFF("eval", "EVAL"),
 #endif
 	{ "exec", cmd_exec, SUMMARY_EXEC, HELP_EXEC, "+d:S" },
+	{ "fleet", cmd_fleet, SUMMARY_FLEET, HELP_FLEET, NULL },
 #if HAVE_JOBS
 	{ "jobs", cmd_jobs, SUMMARY_JOBS, HELP_JOBS, NULL },
 #else
