@@ -8,4 +8,4 @@ CPUFLAGS	= -mcmodel=tiny
 RUNNER		= qemu-aarch64-static
 SIZE_BUDGET	= 655360
 # The ratchet (tools/sizes.sh): make size-check fails 4 KiB over it.
-SIZE_BASE	= 604280
+SIZE_BASE	= 628576

@@ -9,4 +9,4 @@ CPUFLAGS	= -march=armv7-a -mthumb -mfpu=vfpv3-d16 -mfloat-abi=hard \
 RUNNER		= qemu-arm-static
 SIZE_BUDGET	= 475136
 # The ratchet (tools/sizes.sh): make size-check fails 4 KiB over it.
-SIZE_BASE	= 448180
+SIZE_BASE	= 473116

@@ -12,4 +12,4 @@ QEMU_CPU	?= 24Kc
 export QEMU_CPU
 SIZE_BUDGET	= 622592
 # The ratchet (tools/sizes.sh): make size-check fails 4 KiB over it.
-SIZE_BASE	= 589188
+SIZE_BASE	= 611448

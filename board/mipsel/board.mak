@@ -18,4 +18,4 @@ QEMU_CPU	?= 24Kc
 export QEMU_CPU
 SIZE_BUDGET	= 622592
 # The ratchet (tools/sizes.sh): make size-check fails 4 KiB over it.
-SIZE_BASE	= 588768
+SIZE_BASE	= 609076

@@ -7,4 +7,4 @@ CPUFLAGS	=
 RUNNER		= qemu-riscv64-static
 SIZE_BUDGET	= 573440
 # The ratchet (tools/sizes.sh): make size-check fails 4 KiB over it.
-SIZE_BASE	= 527536
+SIZE_BASE	= 553304

@@ -6,4 +6,4 @@ CPUFLAGS	=
 RUNNER		=
 SIZE_BUDGET	= 655360
 # The ratchet (tools/sizes.sh): make size-check fails 4 KiB over it.
-SIZE_BASE	= 608360
+SIZE_BASE	= 640456
