@@ -207,6 +207,13 @@ worker(struct jrun *r, unsigned id)
 		final = why;
 	switch (st) {
 	case AG_OK: case AG_EXIT:
+		/* Offline there is no model to call job_complete: the report
+		 * of the skill the request was routed to is the result. */
+		if (jw.done == 0 && st == AG_OK && final != NULL &&
+		    strcmp(c.provider, "offline") == 0) {
+			out = RUN_COMPLETED;
+			break;
+		}
 		out = jw.done == 1 ? RUN_COMPLETED : jw.done == 2 ?
 		    RUN_BLOCKED : RUN_GAVE_UP;
 		final = jw.done ? jw.text : "the run ended without job_complete "
