@@ -286,8 +286,9 @@ list_print(struct fleet *f)
 			printf("%s %s version=%s load=%s running=%s "
 			    "groups=%s queues=%s\n", cmd_shown(f->devs[i].id),
 			    f->devs[i].online ? "online" : "offline",
-			    cmd_shown(*v ? v : "-"), jraw(&d, "load"),
-			    jraw(&d, "running"), cmd_shown(jlist(&d, "groups")),
+			    cmd_shown(*v ? v : "-"), cmd_shown(jraw(&d, "load")),
+			    cmd_shown(jraw(&d, "running")),
+			    cmd_shown(jlist(&d, "groups")),
 			    cmd_shown(jlist(&d, "queues")));
 		}
 		arena_reset_to(&app.perm, mk);
