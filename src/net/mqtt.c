@@ -611,7 +611,7 @@ static const char reasons[] =
 	"\x8b" "server shutting down\0"
 	"\x8c" "bad authentication method\0"
 	"\x8d" "keep alive timeout\0"
-	"\x8e" "session taken over\0"
+	"\x8e" "session taken over: another client connected with this client id\0"
 	"\x8f" "topic filter invalid\0"
 	"\x90" "topic name invalid\0"
 	"\x93" "receive maximum exceeded\0"

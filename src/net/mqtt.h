@@ -239,6 +239,7 @@ struct mqtt_link {
 	long long	 retry_at, phase_end;
 	unsigned	 backoff;	/* ms, doubled after each failed try */
 	unsigned	 tries;		/* failed tries since the last session */
+	long long	 up_at;		/* when the session came up; 0: none */
 	char		 why[160];
 	mqtt_fn		*fn;		/* the user's */
 	void		*arg;

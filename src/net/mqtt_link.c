@@ -23,6 +23,11 @@ enum { PH_IDLE, PH_CONNECT, PH_UP };
 #define LINK_CONNECT_MS	10000
 #define LINK_MIN_MS	1000
 #define LINK_MAX_MS	60000
+/* A session that lasted this long resets the backoff. One that ends
+ * sooner does not: two devices given the same client id, which the
+ * broker lets only one of at a time, then take the session from each
+ * other ever more slowly instead of every second. */
+#define LINK_STABLE_MS	30000
 
 /* see mqtt.h */
 int
@@ -62,15 +67,17 @@ mqtt_url_parse(const char *url, struct mqtt_url *u)
 	return 0;
 }
 
-/* The session's events reach the user; a session that came up resets the
- * backoff. */
+/* The session's events reach the user; a session that came up is
+ * remembered (see fail). */
 static void
 link_ev(void *arg, struct mqtt *m, enum mqtt_ev ev, const struct mqtt_pkt *p)
 {
 	struct mqtt_link *l = arg;
 
-	if (ev == MQE_UP)
-		l->tries = l->backoff = 0;
+	if (ev == MQE_UP) {
+		l->tries = 0;
+		l->up_at = m->last_in;
+	}
 	l->fn(l->arg, m, ev, p);
 }
 
@@ -172,7 +179,8 @@ rnd(struct mqtt_link *l)
 
 /* A try failed or a session ended: close, and the next try is due after
  * a delay drawn from [backoff/2, backoff], backoff doubling from twice
- * the minimum up to the maximum. */
+ * the minimum up to the maximum; after a session of LINK_STABLE_MS or
+ * more it starts again from twice the minimum. */
 static void
 fail(struct mqtt_link *l, long long now, const char *what, const char *why)
 {
@@ -184,6 +192,9 @@ fail(struct mqtt_link *l, long long now, const char *what, const char *why)
 		tls_cli_close(l->tls, l->fd);
 	close_fd(l);
 	mqtt_lost(&l->m, -E_IO, why ? why : what);
+	if (l->up_at != 0 && now - l->up_at >= LINK_STABLE_MS)
+		l->backoff = 0;
+	l->up_at = 0;
 	l->backoff = l->backoff == 0 ? MIN(2 * lo, hi) :
 	    (unsigned)MIN(2ull * l->backoff, hi);
 	l->tries++;

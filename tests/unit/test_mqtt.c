@@ -559,7 +559,8 @@ t_session_errors(void)
 	start(&m, &o, MQTT_V5, 0);
 	T_EQI(FEED(&m, "\x20\x03\x00\x00\x00", 1), 0);
 	T(FEED(&m, "\xe0\x01\x8e", 1) < 0);
-	T_EQS(mqtt_why(&m), "broker disconnected: session taken over (0x8e)");
+	T_EQS(mqtt_why(&m), "broker disconnected: session taken over: "
+	    "another client connected with this client id (0x8e)");
 	T_EQS(seen, "up down ");
 	mqtt_free(&m);
 
@@ -700,6 +701,43 @@ t_link_backoff(void)
 	T_EQI(mqtt_link_poll(&l, &pfd, now), -1);
 }
 
+/* A session that ended within LINK_STABLE_MS (30 s) of coming up keeps
+ * the backoff growing (two devices with one client id take the session
+ * from each other); one that lasted longer starts it again. */
+static void
+t_link_stable(void)
+{
+	static const struct mqtt_link_opts lo = { "mqtt://127.0.0.1:1", NULL,
+	    NULL, NULL, 2000, 100, 1000 };
+	struct mqtt_opts o = { 0 };
+	struct mqtt_link l;
+	struct pollfd pfd;
+	long long now = 1000000, d;
+	char why[128];
+	int i;
+
+	o.client_id = "t";
+	T_EQI(mqtt_link_init(&l, &t_arena, &lo, &o, nop, NULL, why,
+	    sizeof(why)), 0);
+	for (i = 0; i < 2; i++) {
+		l.backoff = 400;		/* grown by earlier losses */
+		l.up_at = now - (i == 0 ? 29999 : 30000);
+		l.retry_at = now;
+		mqtt_link_run(&l, 0, now);
+		if (l.fd >= 0) {
+			T(poll((mqtt_link_poll(&l, &pfd, now), &pfd), 1,
+			    2000) == 1);
+			mqtt_link_run(&l, pfd.revents, now);
+		}
+		T_EQI(l.fd, -1);
+		T_EQI(l.up_at, 0);
+		d = l.retry_at - now;
+		T_EQI(l.backoff, i == 0 ? 800 : 200);
+		T(d >= l.backoff / 2 && d <= l.backoff);
+	}
+	mqtt_link_close(&l, 0);
+}
+
 static const struct unit_case cases[] = {
 	{ "connect", t_connect },
 	{ "publish", t_publish },
@@ -718,6 +756,7 @@ static const struct unit_case cases[] = {
 	{ "session_keepalive", t_session_keepalive },
 	{ "url", t_url },
 	{ "link_backoff", t_link_backoff },
+	{ "link_stable", t_link_stable },
 };
 
 const struct unit_suite suite_mqtt = { "mqtt", cases, ARRAY_LEN(cases) };
