@@ -50,7 +50,9 @@ PERSIST		?= $(FEATURES)
 JOBS		?= $(FEATURES)
 # crews: a .skilled_crew.yaml as the configuration
 CREW		?= $(FEATURES)
-SWITCHES	= SERVE_TLS ORCH HOOKS MCP EVAL PERSIST JOBS CREW
+# the fleet: serve as an MQTT device, skillbox fleet (needs JOBS)
+FLEET		?= $(FEATURES)
+SWITCHES	= SERVE_TLS ORCH HOOKS MCP EVAL PERSIST JOBS CREW FLEET
 
 ifeq ($(origin CC),default)
 CC		= $(MUSL_CC)
@@ -104,7 +106,8 @@ LIBOBJS		:= $(filter-out $(B)/obj/cmd/main.o,$(OBJS))
 CMDS_OFF	:= $(if $(filter 0,$(MCP)),src/cmd/cmd_mcp.c) \
 		   $(if $(filter 0,$(EVAL)),src/cmd/cmd_eval.c) \
 		   $(if $(filter 0,$(PERSIST)),src/cmd/cmd_state.c) \
-		   $(if $(filter 0,$(JOBS)),src/cmd/cmd_jobs.c)
+		   $(if $(filter 0,$(JOBS)),src/cmd/cmd_jobs.c) \
+		   $(if $(filter 0,$(FLEET)),src/cmd/cmd_fleet.c)
 CMDS		:= $(filter-out $(CMDS_OFF),$(wildcard src/cmd/cmd_*.c))
 # and their lines in the other applets' help ("[EVAL] ..." in tools/mkhelp.sh)
 SWITCHES_OFF	:= $(foreach s,$(SWITCHES),$(if $(filter 0,$($(s))),$(s)))

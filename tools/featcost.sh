@@ -6,7 +6,7 @@
 # usage: tools/featcost.sh [ARCH...]     (default: x86_64 armv7)
 set -eu
 MAKE=${MAKE:-make}
-FEATS="SERVE_TLS ORCH HOOKS MCP EVAL PERSIST JOBS CREW"
+FEATS="SERVE_TLS ORCH HOOKS MCP EVAL PERSIST JOBS CREW FLEET"
 [ $# -gt 0 ] || set -- x86_64 armv7
 # Code and data (text + data of size(1)), not the file's bytes: a file's
 # segments are page-aligned, so its size moves in 4 KiB steps.

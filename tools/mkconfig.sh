@@ -20,6 +20,7 @@ for a in "$@"; do
 	PERSIST) d='sessions kept on flash: persist.*, skillbox state' ;;
 	JOBS) d='the job board: skillbox jobs, schedules, its HTTP API' ;;
 	CREW) d='crews: a .skilled_crew.yaml as the configuration' ;;
+	FLEET) d='the fleet: serve as an MQTT device, skillbox fleet' ;;
 	*) echo "mkconfig: unknown option $n" >&2; exit 2 ;;
 	esac
 	printf '/* %s (make %s=0 leaves it out) */\n#define HAVE_%s %s\n' \

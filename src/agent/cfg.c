@@ -35,9 +35,9 @@ enum ktype {
 };
 
 /* The switches of features a key may need (K_OFF: min is one). */
-enum { S_ORCH, S_MCP, S_EVAL, S_PERSIST, S_JOBS, S_CREW };
+enum { S_ORCH, S_MCP, S_EVAL, S_PERSIST, S_JOBS, S_CREW, S_FLEET };
 static const char switches[][8] = {
-	"ORCH", "MCP", "EVAL", "PERSIST", "JOBS", "CREW"
+	"ORCH", "MCP", "EVAL", "PERSIST", "JOBS", "CREW", "FLEET"
 };
 
 /* Narrow fields: 53 keys of 48 bytes each were 2.5 KB on 64-bit. */
@@ -165,6 +165,7 @@ static const struct key keys[] = {
 #else
 	{ "jobs", OFF(S_JOBS) },
 #endif
+#if HAVE_FLEET
 	{ "mqtt", K_SECTION, 0, 0, 0, 0 },
 	{ "mqtt.broker", K_MQTT, F(mqtt.broker), 0, 0, 0 },
 	{ "mqtt.ca", K_PATH, F(mqtt.ca), 0, 0, 0 },
@@ -182,6 +183,9 @@ static const struct key keys[] = {
 	{ "mqtt.version", K_MQTTV, F(mqtt.version), 0, 0, 0 },
 	{ "mqtt.session_expiry", K_ULONG, F(mqtt.session_expiry), 0, 0,
 	    UINT32_MAX },
+#else
+	{ "mqtt", OFF(S_FLEET) },
+#endif
 };
 
 _Static_assert(ARRAY_LEN(keys) <= CFG_MAX_KEYS, "raise CFG_MAX_KEYS");
@@ -752,7 +756,7 @@ set(struct cfg_ld *l, const struct key *k, const struct fm_node *nd)
 	case K_ENV: ok = is_env_name(nd->s); break;
 	case K_PROVIDER: ok = is_provider(nd->s); break;
 	case K_USER: ok = is_user(nd->s); break;
-	case K_MQTT: ok = mqtt_url_parse(nd->s, &u) == 0; break;
+	case K_MQTT: ok = HAVE_FLEET && mqtt_url_parse(nd->s, &u) == 0; break;
 	case K_FLEET: ok = cfg_mqtt_name_ok(nd->s) &&
 	    strcmp(nd->s, "group") != 0 && strcmp(nd->s, "queue") != 0; break;
 	case K_TOPIC: ok = is_topic(nd->s); break;
@@ -1314,6 +1318,8 @@ check_mqtt(struct cfg_ld *l)
 	struct cfg_mqtt *m = &l->c->mqtt;
 	int i, tls;
 
+	if (!HAVE_FLEET)
+		return 0;
 	if (m->broker == NULL) {
 		for (i = 0; i < (int)ARRAY_LEN(keys); i++)
 			if (strncmp(keys[i].name, "mqtt.", 5) == 0 &&

@@ -30,7 +30,7 @@ cmd_version(int argc, char **argv)
 	/* A line per feature: what it does, or the switch that left it out
 	 * (only the text the build needs is in the binary). */
 	printf("serve: HTTP/1.1, %s\norchestration: %s\nhooks: %s\n"
-	    "mcp: %s\neval: %s\npersist: %s\njobs: %s\ncrew: %s\n",
+	    "mcp: %s\neval: %s\npersist: %s\njobs: %s\ncrew: %s\nfleet: %s\n",
 	    HAVE_SERVE_TLS ? "HTTPS (TLS 1.2)" : "no HTTPS (SERVE_TLS=0)",
 	    HAVE_ORCH ? "oskill.md (SOP plans, loops)" : "no (ORCH=0)",
 	    HAVE_HOOKS ? "command, http" : "no (HOOKS=0)",
@@ -39,6 +39,8 @@ cmd_version(int argc, char **argv)
 	    HAVE_PERSIST ? "sessions to flash (skillbox state)" :
 	    "no (PERSIST=0)",
 	    HAVE_JOBS ? "board, schedules, run-due" : "no (JOBS=0)",
-	    HAVE_CREW ? ".skilled_crew.yaml" : "no (CREW=0)");
+	    HAVE_CREW ? ".skilled_crew.yaml" : "no (CREW=0)",
+	    HAVE_FLEET ? "MQTT 5 and 3.1.1: serve's mqtt:, skillbox fleet" :
+	    "no (FLEET=0)");
 	return EXIT_OK;
 }

@@ -40,7 +40,11 @@ static const struct applet applets[] = {
 	OFF("eval", "EVAL"),
 #endif
 	{ "exec", cmd_exec, SUMMARY_EXEC, HELP_EXEC, "+d:S" },
+#if HAVE_FLEET
 	{ "fleet", cmd_fleet, SUMMARY_FLEET, HELP_FLEET, NULL },
+#else
+	OFF("fleet", "FLEET"),
+#endif
 #if HAVE_JOBS
 	{ "jobs", cmd_jobs, SUMMARY_JOBS, HELP_JOBS, NULL },
 #else

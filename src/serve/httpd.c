@@ -941,7 +941,7 @@ httpd_step(struct srv *s)
 			s->pc[n++] = c;
 		}
 	}
-	if (s->fleet != NULL) {	/* the broker's link */
+	if (HAVE_FLEET && s->fleet != NULL) {	/* the broker's link */
 		if ((w = fleet_poll(s->fleet, &s->pfd[n], now)) >= 0 &&
 		    now + w < next)
 			next = now + w;
@@ -951,7 +951,7 @@ httpd_step(struct srv *s)
 	r = poll(s->pfd, n, (int)MAX(next - now, 0));
 	if (r < 0)
 		return;		/* EINTR: a signal to look at */
-	if (s->fleet != NULL)
+	if (HAVE_FLEET && s->fleet != NULL)
 		fleet_run(s->fleet, fi < n ? s->pfd[fi].revents : 0,
 		    net_now_ms());
 	for (i = 0; i < n; i++) {

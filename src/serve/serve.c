@@ -344,7 +344,8 @@ serve_main(struct arena *perm, const struct serve_opts *o)
 	signal(SIGPIPE, SIG_IGN);
 	s.started = time(NULL);
 	jnext = s.started;
-	if (s.cfg->mqtt.broker != NULL && (r = fleet_start(&s)) != 0)
+	if (HAVE_FLEET && s.cfg->mqtt.broker != NULL &&
+	    (r = fleet_start(&s)) != 0)
 		return r;
 	if (HAVE_PERSIST) {	/* the first start after a boot */
 		persist_run(s.cfg, perm, 0);
@@ -401,7 +402,7 @@ serve_main(struct arena *perm, const struct serve_opts *o)
 		}
 		httpd_step(&s);
 	}
-	if (s.fleet != NULL)
+	if (HAVE_FLEET && s.fleet != NULL)
 		fleet_stop(s.fleet);
 	if (HAVE_PERSIST)
 		persist_run(s.cfg, perm, 1);

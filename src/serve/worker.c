@@ -306,7 +306,7 @@ worker_detach(struct srv *s)
 	}
 	if (HAVE_SERVE_TLS && s->cred != NULL)
 		tls_cred_wipe(s->cred);
-	if (s->fleet != NULL)
+	if (HAVE_FLEET && s->fleet != NULL)
 		fleet_detach(s->fleet);
 }
 

@@ -544,6 +544,8 @@ left_out(void)
 		    "(MCP=0)", HAVE_MCP },
 		{ "crew: x.skilled_crew.yaml\n", "'crew': not in this build "
 		    "(CREW=0)", HAVE_CREW },
+		{ "mqtt:\n  broker: mqtt://x\n", "'mqtt': not in this build "
+		    "(FLEET=0)", HAVE_FLEET },
 	};
 	char dir[] = "/tmp/skillbox-cfg.XXXXXX", *path;
 	struct cfg c;
@@ -614,6 +616,8 @@ mqtt(void)
 	char why[128];
 	size_t i;
 
+	if (!HAVE_FLEET)		/* the section is an error then */
+		return;
 	clean_env();
 	unsetenv("TEST_MQTT_PASS");
 	if (mkdtemp(dir) == NULL) {
