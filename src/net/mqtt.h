@@ -244,6 +244,7 @@ struct mqtt_link {
 	mqtt_fn		*fn;		/* the user's */
 	void		*arg;
 	struct addrinfo	*ai, *ai_cur;	/* the addresses of this try */
+	struct addrinfo	*ai_try;	/* the one being connected to */
 	long long	 due;		/* the session's timers */
 	unsigned	 rnd;		/* jitter */
 };

@@ -154,7 +154,7 @@ drop_addrs(struct mqtt_link *l)
 {
 	if (l->ai != NULL)
 		freeaddrinfo(l->ai);
-	l->ai = l->ai_cur = NULL;
+	l->ai = l->ai_cur = l->ai_try = NULL;
 }
 
 static void
@@ -231,6 +231,7 @@ next_addr(struct mqtt_link *l, long long now)
 
 	while ((ai = l->ai_cur) != NULL) {
 		l->ai_cur = ai->ai_next;
+		l->ai_try = ai;
 		l->fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK |
 		    SOCK_CLOEXEC, 0);
 		if (l->fd < 0) {
@@ -407,15 +408,20 @@ static void
 connect_done(struct mqtt_link *l, short revents, long long now)
 {
 	int err = 0;
-	socklen_t len = sizeof(err);
 
 	if (revents == 0) {
 		if (now >= l->phase_end)
 			fail(l, now, "cannot connect", "timed out");
 		return;
 	}
-	if (getsockopt(l->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+	/* connect() again says how it ended (EISCONN: connected), as
+	 * SO_ERROR would; but qemu-user hands SO_ERROR's number to its guest
+	 * untranslated, and MIPS numbers its errors its own way. */
+	if (connect(l->fd, l->ai_try->ai_addr, l->ai_try->ai_addrlen) != 0 &&
+	    errno != EISCONN)
 		err = errno;
+	if (err == EALREADY || err == EINPROGRESS)
+		return;			/* not yet after all */
 	if (err == 0) {
 		connected(l, now);
 		return;
