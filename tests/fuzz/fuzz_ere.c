@@ -15,9 +15,9 @@
  * repetitions (a+{3}, (x)+{164}: POSIX leaves them undefined, and they
  * multiply the work); one with an empty alternative or more than 4
  * ((3|x|||||||){7,}$ took glibc over 10 s). One exclusion is musl's: ^
- * or $ inside a group (grouped_anchor). Newlines, and ^ or $ elsewhere
- * inside a pattern, are compared: glibc differed from POSIX there, musl
- * does not.
+ * or $ inside a group or beside alternatives (grouped_anchor). Newlines,
+ * and ^ or $ elsewhere inside a pattern, are compared: glibc differed
+ * from POSIX there, musl does not.
  */
 #include <regex.h>
 #include <stdlib.h>
@@ -68,14 +68,15 @@ stacked(const char *p)
 	return 0;
 }
 
-/* ^ or $ inside a group (a guess that errs towards not comparing: [^x]
- * counts too). musl's matcher loses the ways through such a group:
- * (^)*$ does not match "l" there, nor x(^|$) "x", where POSIX, glibc and
- * ours match both. */
+/* ^ or $ inside a group, or in a pattern with alternatives (a guess
+ * that errs towards not comparing: [^x] counts too). musl's matcher loses
+ * the ways through them: (^)*$ does not match "l" there, nor x(^|$) "x",
+ * nor $^|$x$|$|^ a text that is not empty, where POSIX, glibc and ours
+ * match all three. */
 static int
 grouped_anchor(const char *p)
 {
-	unsigned depth = 0;
+	unsigned depth = 0, bar = 0, anchor = 0;
 
 	for (; *p != '\0'; p++) {
 		if (*p == '\\' && p[1] != '\0')
@@ -84,10 +85,14 @@ grouped_anchor(const char *p)
 			depth++;
 		else if (*p == ')' && depth > 0)
 			depth--;
+		else if (*p == '|')
+			bar = 1;
 		else if ((*p == '^' || *p == '$') && depth > 0)
 			return 1;
+		else if (*p == '^' || *p == '$')
+			anchor = 1;
 	}
-	return 0;
+	return bar && anchor;
 }
 
 /* mbtowc for musl's regex, as musl's C locale has it: a byte is a

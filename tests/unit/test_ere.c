@@ -44,6 +44,9 @@ anchors(void)
 	T(m("(^a|b)c", "xbc") == 1);
 	T(m("(^a|b)c", "xac") == 0);
 	T(m("^$", "") == 1);
+	/* an alternative that is only $ matches any text, at its end */
+	T(m("$^|$x$|$|^", "ab") == 1);
+	T(m("$^|b^", "ab") == 0);
 	T(m("$\n", "0\n") == 0);		/* $ is the end, not a newline */
 	T(m(".+^", "\nz") == 0);		/* ^ is the start, not after one */
 	T(m("x(y|(z|/)|^v)+u", "xyzvzvu") == 0);	/* ^v only at the start */
