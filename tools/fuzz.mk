@@ -127,7 +127,7 @@ $(O)/fuzz_%: $$($$*_SRCS) $$($$*_LIBS) $(HDRS) tools/fuzz.mk $(O)/gen/config.h
 $(O)/gen/config.h: tools/fuzz.mk tools/mkconfig.sh
 	@mkdir -p $(@D)
 	@sh tools/mkconfig.sh SERVE_TLS=1 ORCH=1 HOOKS=1 MCP=1 EVAL=1 PERSIST=1 \
-	    JOBS=1 CREW=1 >$@
+	    JOBS=1 CREW=1 FLEET=0 >$@
 
 $(BEAR_LIB): $(BEAR_OBJS)
 	@rm -f $@ && ar rcs $@ $^
