@@ -659,24 +659,31 @@ nop(void *arg, struct mqtt *m, enum mqtt_ev ev, const struct mqtt_pkt *p)
 	(void)p;
 }
 
+/* A link to 127.0.0.1:1, where nothing listens (backoff 100..1000 ms). */
+static void
+link_refused(struct mqtt_link *l)
+{
+	static const struct mqtt_link_opts lo = { "mqtt://127.0.0.1:1", NULL,
+	    NULL, NULL, 2000, 100, 1000 };
+	static struct mqtt_opts o = { .client_id = "t" };
+	char why[128];
+
+	T_EQI(mqtt_link_init(l, &t_arena, &lo, &o, nop, NULL, why,
+	    sizeof(why)), 0);
+}
+
 /* Tries against a port where nothing listens: each next try is due after
  * a delay in [backoff/2, backoff], backoff doubling from twice the
  * minimum to the maximum. */
 static void
 t_link_backoff(void)
 {
-	static const struct mqtt_link_opts lo = { "mqtt://127.0.0.1:1", NULL,
-	    NULL, NULL, 2000, 100, 1000 };
-	struct mqtt_opts o = { 0 };
 	struct mqtt_link l;
 	struct pollfd pfd;
 	long long now = 1000000, d;
 	unsigned k, hi = 200;
-	char why[128];
 
-	o.client_id = "t";
-	T_EQI(mqtt_link_init(&l, &t_arena, &lo, &o, nop, NULL, why,
-	    sizeof(why)), 0);
+	link_refused(&l);
 	T_EQI(mqtt_link_poll(&l, &pfd, now), 0);	/* due at once */
 	for (k = 0; k < 6; k++) {
 		mqtt_link_run(&l, 0, now);
@@ -707,18 +714,12 @@ t_link_backoff(void)
 static void
 t_link_stable(void)
 {
-	static const struct mqtt_link_opts lo = { "mqtt://127.0.0.1:1", NULL,
-	    NULL, NULL, 2000, 100, 1000 };
-	struct mqtt_opts o = { 0 };
 	struct mqtt_link l;
 	struct pollfd pfd;
 	long long now = 1000000, d;
-	char why[128];
 	int i;
 
-	o.client_id = "t";
-	T_EQI(mqtt_link_init(&l, &t_arena, &lo, &o, nop, NULL, why,
-	    sizeof(why)), 0);
+	link_refused(&l);
 	for (i = 0; i < 2; i++) {
 		l.backoff = 400;		/* grown by earlier losses */
 		l.up_at = now - (i == 0 ? 29999 : 30000);
