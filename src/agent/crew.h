@@ -67,6 +67,15 @@ char	*cfg_resolve(struct cfg_ld *l, const char *s);
 /* 1 for an http:// or https:// URL with something after the scheme. */
 int	cfg_is_url(const char *s);
 
+/* The first key under prefix ("mqtt.") that the file set, with *src
+ * where; NULL when none is. */
+const char *cfg_key_set(const struct cfg *c, const char *prefix,
+	    const char **src);
+
+/* cfg_mqtt.c: the mqtt: section as a whole, after its keys. 0 or as
+ * cfg_bad. */
+int	cfg_check_mqtt(struct cfg_ld *l);
+
 /* The index of a key ("limits.turns") in c->src, or -1. */
 int	cfg_find_key(const char *name);
 
